@@ -1,0 +1,217 @@
+//! AdmissionReview bytes to a `Subject`.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::API_VERSION;
+use crate::subject::{Gvk, Object, Operation, Subject};
+
+/// Why a body is not an AdmissionReview covenant can judge. Each becomes an HTTP 400.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// Not JSON, not the review's shape, or a member the review does not declare.
+    #[error("body is not a valid AdmissionReview: {0}")]
+    Malformed(String),
+    /// A review of another apiVersion.
+    #[error("AdmissionReview {found} is not supported; this webhook speaks {API_VERSION} (set admissionReviewVersions: [\"v1\"])")]
+    Version {
+        /// The apiVersion the body spoke.
+        found: String,
+    },
+    /// A review without a request.
+    #[error("AdmissionReview carries no request")]
+    NoRequest,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ReviewIn {
+    api_version: String,
+    kind: String,
+    #[serde(default)]
+    request: Option<RequestIn>,
+    /// Declared by the v1 schema; a request review never carries one that matters, and its
+    /// content is not read.
+    #[serde(default)]
+    #[allow(dead_code)]
+    response: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupVersionKind {
+    group: String,
+    version: String,
+    kind: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct GroupVersionResource {
+    group: String,
+    version: String,
+    resource: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct UserInfo {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    groups: Option<Vec<String>>,
+    #[serde(default)]
+    extra: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct RequestIn {
+    uid: String,
+    kind: GroupVersionKind,
+    resource: GroupVersionResource,
+    #[serde(default)]
+    sub_resource: Option<String>,
+    #[serde(default)]
+    request_kind: Option<GroupVersionKind>,
+    #[serde(default)]
+    request_resource: Option<GroupVersionResource>,
+    #[serde(default)]
+    request_sub_resource: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    operation: String,
+    user_info: UserInfo,
+    #[serde(default)]
+    object: Option<Box<RawValue>>,
+    #[serde(default)]
+    old_object: Option<Box<RawValue>>,
+    #[serde(default)]
+    dry_run: Option<bool>,
+    #[serde(default)]
+    options: Option<Box<RawValue>>,
+}
+
+/// A decoded review: the request's uid and subresource beside the subject.
+#[derive(Debug)]
+pub struct Review {
+    /// The request uid, echoed in the response.
+    pub uid: String,
+    /// The subresource (`status`, `scale`), if any.
+    pub sub_resource: Option<String>,
+    /// What the engine judges.
+    pub subject: Subject,
+}
+
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+}
+
+/// Decode an AdmissionReview body.
+pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
+    let review: ReviewIn = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => {
+            // On the error path only: a review of another version is named as such rather
+            // than by whichever of its members this decoder does not declare.
+            if let Ok(Head {
+                api_version: Some(v),
+            }) = serde_json::from_slice::<Head>(body)
+            {
+                if v != API_VERSION {
+                    return Err(DecodeError::Version { found: v });
+                }
+            }
+            return Err(DecodeError::Malformed(e.to_string()));
+        }
+    };
+    if review.api_version != API_VERSION {
+        return Err(DecodeError::Version {
+            found: review.api_version,
+        });
+    }
+    if review.kind != "AdmissionReview" {
+        return Err(DecodeError::Malformed(format!(
+            "kind is \"{}\", expected \"AdmissionReview\"",
+            review.kind
+        )));
+    }
+    let request = review.request.ok_or(DecodeError::NoRequest)?;
+    // `null` objects arrive as a raw `null`; an absent object is the same thing.
+    let present = |o: Option<Box<RawValue>>| o.filter(|r| r.get() != "null").map(Object::from_raw);
+    let subject = Subject {
+        gvk: Gvk {
+            group: request.kind.group,
+            version: request.kind.version,
+            kind: request.kind.kind,
+        },
+        operation: Operation::parse(&request.operation),
+        name: request.name.unwrap_or_default(),
+        namespace: request.namespace.filter(|n| !n.is_empty()),
+        object: present(request.object),
+        old_object: present(request.old_object),
+        dry_run: request.dry_run.unwrap_or(false),
+        user: request.user_info.username,
+        budget: None,
+        received_at: None,
+    };
+    Ok(Review {
+        uid: request.uid,
+        sub_resource: request.sub_resource,
+        subject,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{"username":"me"},"object":{"a":1},"oldObject":null}}"#;
+
+    #[test]
+    fn minimal_review_decodes_without_parsing_the_object() {
+        let r = decode(MINIMAL.as_bytes()).unwrap();
+        assert_eq!(r.uid, "u1");
+        assert_eq!(r.subject.gvk.kind, "Pod");
+        assert!(r.subject.old_object.is_none());
+        let object = r.subject.object.as_ref().unwrap();
+        assert!(!object.is_parsed());
+    }
+
+    #[test]
+    fn undeclared_member_is_malformed_and_named() {
+        let body = MINIMAL.replace("\"uid\":\"u1\"", "\"uid\":\"u1\",\"extraMember\":1");
+        let err = decode(body.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("extraMember"), "{err}");
+    }
+
+    #[test]
+    fn another_version_is_named() {
+        let body = MINIMAL.replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1");
+        assert_eq!(
+            decode(body.as_bytes()).unwrap_err(),
+            DecodeError::Version {
+                found: "admission.k8s.io/v1beta1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn garbage_is_malformed() {
+        assert!(matches!(
+            decode(b"{not json"),
+            Err(DecodeError::Malformed(_))
+        ));
+        assert!(matches!(decode(b"[]"), Err(DecodeError::Malformed(_))));
+    }
+}

@@ -1,0 +1,190 @@
+//! A `Verdict` to an AdmissionReview response: denial with a message kubectl shows and one
+//! cause per finding, warnings within the apiserver's limits, and audit annotations.
+
+use kube::core::admission::{AdmissionResponse, AdmissionReview};
+use kube::core::response::{StatusCause, StatusDetails};
+use kube::core::DynamicObject;
+use kube::core::Status;
+
+use crate::engine::Verdict;
+use crate::rules::Action;
+
+/// At most this many warnings go back; the apiserver truncates large numbers of them.
+pub const MAX_WARNINGS: usize = 20;
+/// Warnings longer than this are cut; the apiserver truncates over 256 characters.
+pub const MAX_WARNING_LEN: usize = 256;
+/// The deny message kubectl prints is cut at this length; the causes carry the rest.
+const MAX_MESSAGE_LEN: usize = 1024;
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Build the response review for `uid` from a verdict, plus any extra warnings the
+/// protocol layer has (such as an unknown operation).
+pub fn respond(
+    uid: &str,
+    verdict: &Verdict,
+    extra_warnings: &[String],
+) -> AdmissionReview<DynamicObject> {
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = uid.to_string();
+    response.allowed = true;
+    response.result = Status::success();
+
+    let denials: Vec<_> = verdict.at(Action::Deny).collect();
+    if !denials.is_empty() {
+        let mut message = format!("{} covenant violation(s): ", denials.len());
+        message.push_str(
+            &denials
+                .iter()
+                .map(|f| f.line())
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        let causes = denials
+            .iter()
+            .map(|f| StatusCause {
+                reason: f.rule.id.to_string(),
+                message: f.message.clone(),
+                field: f.pointer.clone(),
+            })
+            .collect();
+        response = response.deny(truncate(&message, MAX_MESSAGE_LEN));
+        response.result.status = Some(kube::core::response::StatusSummary::Failure);
+        response.result.code = 403;
+        response.result.reason = "Forbidden".into();
+        response.result.details = Some(StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes,
+            retry_after_seconds: 0,
+        });
+    }
+
+    let mut warnings: Vec<String> = extra_warnings.to_vec();
+    warnings.extend(verdict.at(Action::Warn).map(|f| f.line()));
+    if !warnings.is_empty() {
+        let total = warnings.len();
+        if total > MAX_WARNINGS {
+            warnings.truncate(MAX_WARNINGS - 1);
+            warnings.push(format!(
+                "covenant: {} more warning(s) not shown",
+                total - (MAX_WARNINGS - 1)
+            ));
+        }
+        response.warnings = Some(
+            warnings
+                .iter()
+                .map(|w| truncate(w, MAX_WARNING_LEN))
+                .collect(),
+        );
+    }
+
+    if !verdict.findings.is_empty() {
+        let mut ids: Vec<&str> = verdict.findings.iter().map(|f| f.rule.id).collect();
+        ids.dedup();
+        response
+            .audit_annotations
+            .insert("rules".into(), ids.join(","));
+        let audited: Vec<String> = verdict.at(Action::Audit).map(|f| f.line()).collect();
+        if !audited.is_empty() {
+            response
+                .audit_annotations
+                .insert("audit".into(), truncate(&audited.join("; "), 1024));
+        }
+    }
+    if let Some(reason) = &verdict.exempted {
+        response
+            .audit_annotations
+            .insert("exempted".into(), truncate(reason, 256));
+    }
+
+    response.into_review()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{lookup, Finding};
+    use serde_json::Value;
+
+    fn respond(uid: &str, verdict: &Verdict, extra: &[String]) -> Value {
+        serde_json::to_value(super::respond(uid, verdict, extra)).unwrap()
+    }
+
+    fn finding(id: &str, action: Action) -> Finding {
+        Finding::new(
+            lookup(id).unwrap(),
+            action,
+            "/x",
+            vec![("reason", "bad".into())],
+        )
+    }
+
+    #[test]
+    fn allow_echoes_uid_and_version() {
+        let v = respond("abc", &Verdict::default(), &[]);
+        assert_eq!(v["apiVersion"], "admission.k8s.io/v1");
+        assert_eq!(v["kind"], "AdmissionReview");
+        assert_eq!(v["response"]["uid"], "abc");
+        assert_eq!(v["response"]["allowed"], true);
+    }
+
+    #[test]
+    fn denial_carries_one_cause_per_finding() {
+        let verdict = Verdict {
+            family: Some("versioned"),
+            findings: vec![
+                finding("CVN-109", Action::Deny),
+                finding("CVN-109", Action::Deny),
+            ],
+            exempted: None,
+        };
+        let v = respond("abc", &verdict, &[]);
+        let r = &v["response"];
+        assert_eq!(r["allowed"], false);
+        assert_eq!(r["status"]["code"], 403);
+        assert!(r["status"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 covenant violation(s): CVN-109 /x: bad"));
+        assert_eq!(
+            r["status"]["details"]["causes"].as_array().unwrap().len(),
+            2
+        );
+        assert_eq!(r["status"]["details"]["causes"][0]["reason"], "CVN-109");
+        assert_eq!(r["auditAnnotations"]["rules"], "CVN-109");
+    }
+
+    #[test]
+    fn warnings_are_capped_in_count_and_length() {
+        let findings = (0..30).map(|_| finding("CVN-109", Action::Warn)).collect();
+        let verdict = Verdict {
+            family: None,
+            findings,
+            exempted: None,
+        };
+        let long = "w".repeat(400);
+        let v = respond("abc", &verdict, &[long]);
+        let w = v["response"]["warnings"].as_array().unwrap();
+        assert_eq!(w.len(), MAX_WARNINGS);
+        assert!(w
+            .iter()
+            .all(|s| s.as_str().unwrap().chars().count() <= MAX_WARNING_LEN));
+        assert!(w
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("more warning(s)"));
+        assert_eq!(v["response"]["allowed"], true);
+    }
+}

@@ -1,0 +1,501 @@
+//! The command line: clap definitions and the glue that runs each command. Exit codes: 0
+//! clean (warnings allowed), 1 a deny-level finding, 2 a usage, config or input error.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::cluster::{ClusterView, EmptyCluster, OfflineCluster};
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::rules::{Status, CATALOG};
+use crate::telemetry::LogFormat;
+
+/// covenant: admission webhook and offline checker for the versioning discipline of
+/// platform documents.
+#[derive(Debug, Parser)]
+#[command(name = "covenant", version, about, disable_help_subcommand = true)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the admission webhook (HTTPS) and the admin listener (HTTP).
+    Serve(Box<ServeArgs>),
+    /// Check documents offline with the same engine the webhook runs.
+    Check(CheckArgs),
+    /// Print one rule's documentation.
+    Explain {
+        /// A rule id such as CVN-101.
+        id: String,
+    },
+    /// List the rule catalogue.
+    Rules {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = RulesOutput::Text)]
+        output: RulesOutput,
+    },
+    /// Configuration helpers.
+    Config {
+        /// The helper.
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Make a development CA and serving certificate and print the caBundle.
+    Certs(CertsArgs),
+    /// Print the version.
+    Version,
+}
+
+/// `covenant config …`
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the whole default config, commented.
+    PrintDefault,
+    /// Validate a config file and report every problem.
+    Check {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+/// Output formats of `covenant rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesOutput {
+    /// A table.
+    Text,
+    /// JSON.
+    Json,
+    /// Markdown (what docs/rules.md holds).
+    Md,
+}
+
+/// Output formats of `covenant check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckOutput {
+    /// file:line:column lines.
+    Text,
+    /// The JSON contract.
+    Json,
+}
+
+/// `covenant serve`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Config file; default: the embedded default.
+    #[arg(long, env = "COVENANT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Webhook (HTTPS) address [default: 0.0.0.0:8443, or 127.0.0.1:8443 with --dev].
+    #[arg(long, env = "COVENANT_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Admin (HTTP) address [default: 0.0.0.0:8080, or 127.0.0.1:8080 with --dev].
+    #[arg(long, env = "COVENANT_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    /// Serving certificate (PEM chain); reloaded when it changes.
+    #[arg(long, env = "COVENANT_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Serving key (PEM); reloaded when it changes.
+    #[arg(long, env = "COVENANT_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require apiserver client certificates chained to this CA (PEM).
+    #[arg(long, env = "COVENANT_CLIENT_CA")]
+    pub client_ca: Option<PathBuf>,
+    /// Development mode: embedded config, a generated CA and certificate, loopback only,
+    /// and a printed curl command that sends a sample review.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub dev: bool,
+    /// With --dev: where to write the generated certificates [default: a temp directory].
+    #[arg(long, requires = "dev")]
+    pub dev_cert_dir: Option<PathBuf>,
+    /// Use no cluster state: rules that need it see an empty cluster.
+    #[arg(long)]
+    pub offline: bool,
+    /// Objects (YAML/JSON files) to use as the cluster's state instead of a live cluster.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+    /// How often to check the certificate files for a change.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub tls_reload_interval: Duration,
+    /// After SIGTERM, keep serving this long with readiness down.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub drain_delay: Duration,
+    /// How long in-flight requests may take to finish at shutdown.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub shutdown_grace: Duration,
+    /// Worker threads [default: one per core].
+    #[arg(long, env = "COVENANT_THREADS")]
+    pub threads: Option<usize>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Plain, env = "COVENANT_LOG_FORMAT")]
+    pub log_format: LogFormat,
+    /// Log level or filter (RUST_LOG overrides).
+    #[arg(long, default_value = "info", env = "COVENANT_LOG_LEVEL")]
+    pub log_level: String,
+}
+
+/// `covenant check`
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories (recursively *.yaml, *.yml, *.json); `-` reads stdin.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Config file; default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Objects (YAML/JSON files) standing in for the cluster's state.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
+    pub output: CheckOutput,
+}
+
+/// `covenant certs`
+#[derive(Debug, Args)]
+pub struct CertsArgs {
+    /// DNS names (or IPs) of the serving certificate, such as covenant.covenant-system.svc.
+    #[arg(long = "dns", required = true)]
+    pub names: Vec<String>,
+    /// Directory to write ca.crt, tls.crt and tls.key into.
+    #[arg(long, default_value = "certs/out")]
+    pub out: PathBuf,
+    /// Validity in days.
+    #[arg(long, default_value_t = 365)]
+    pub days: i64,
+}
+
+/// Command spellings that have moved, and what replaced them.
+pub const RENAMED: &[(&str, &str)] = &[
+    ("validate", "check"),
+    ("print-default-config", "config print-default"),
+];
+
+/// If `args` starts with a moved command spelling, the refusal naming the new one.
+pub fn renamed(args: &[String]) -> Option<String> {
+    let first = args.iter().skip(1).find(|a| !a.starts_with('-'))?;
+    RENAMED
+        .iter()
+        .find(|(old, _)| old == first)
+        .map(|(old, new)| format!("error: `covenant {old}` was renamed; use `covenant {new}`"))
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve(args) => serve(*args),
+        Command::Check(args) => check(args),
+        Command::Explain { id } => explain(&id),
+        Command::Rules { output } => {
+            print!("{}", rules_listing(output));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config {
+            command: ConfigCommand::PrintDefault,
+        } => {
+            print!("{}", crate::config::DEFAULT_YAML);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config {
+            command: ConfigCommand::Check { file },
+        } => {
+            let config = Config::load(&file)?;
+            println!(
+                "{}: valid ({} families enabled)",
+                config.source,
+                config.families.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Certs(args) => {
+            let certs = crate::certs::DevCerts::generate(&args.names, args.days)?;
+            let written = certs.write(&args.out)?;
+            eprintln!(
+                "wrote {}, {} and {}",
+                written.ca.display(),
+                written.cert.display(),
+                written.key.display()
+            );
+            eprintln!("caBundle for the webhook configurations:");
+            println!("{}", certs.ca_bundle());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Version => {
+            println!("covenant {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn load_config(path: Option<&PathBuf>) -> anyhow::Result<Config> {
+    Ok(match path {
+        Some(p) => Config::load(p)?,
+        None => Config::embedded()?,
+    })
+}
+
+fn load_cluster(context: Option<&PathBuf>) -> anyhow::Result<Arc<dyn ClusterView>> {
+    Ok(match context {
+        Some(dir) => Arc::new(OfflineCluster::load_dir(dir)?),
+        None => Arc::new(EmptyCluster),
+    })
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
+    let engine = Engine::new(&config);
+    let cluster = load_cluster(args.context.as_ref())?;
+    let mut sources = Vec::new();
+    for path in &args.paths {
+        if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read stdin")?;
+            sources.push(crate::report::Source {
+                name: "-".into(),
+                text,
+            });
+            continue;
+        }
+        let files = crate::report::discover(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if files.is_empty() {
+            bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
+        }
+        for file in files {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            sources.push(crate::report::Source {
+                name: file.display().to_string(),
+                text,
+            });
+        }
+    }
+    let report = crate::report::check(&engine, cluster.as_ref(), &sources);
+    match args.output {
+        CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
+        CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
+    }
+    Ok(if report.denied() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn explain(id: &str) -> anyhow::Result<ExitCode> {
+    let Some(rule) = crate::rules::lookup(id) else {
+        let near = crate::rules::closest(id, CATALOG.iter().map(|r| r.id));
+        let hint = near
+            .first()
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default();
+        bail!("unknown rule id \"{id}\"{hint} (`covenant rules` lists them)");
+    };
+    print!("{}", explain_page(rule));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The page `covenant explain` prints for a rule.
+pub fn explain_page(rule: &crate::rules::RuleMeta) -> String {
+    let mut out = format!(
+        "# {} {}\n\ncategory: {} · default action: {} · status: {}\n\n{}\n\n",
+        rule.id,
+        rule.slug,
+        rule.category.as_str(),
+        rule.default_action,
+        rule.status.as_str(),
+        rule.summary
+    );
+    match rule.status {
+        Status::Live => out.push_str(rule.docs),
+        Status::Planned => out.push_str(
+            "This rule is planned: its id is reserved and config may name it, but it is not built \
+             yet, so selecting it has no effect.\n",
+        ),
+    }
+    out
+}
+
+/// The catalogue in one of the `rules` formats.
+pub fn rules_listing(output: RulesOutput) -> String {
+    match output {
+        RulesOutput::Text => {
+            let mut out = format!(
+                "{:<8} {:<30} {:<11} {:<7} {:<8} {}\n",
+                "ID", "SLUG", "CATEGORY", "ACTION", "STATUS", "SUMMARY"
+            );
+            for r in CATALOG {
+                out.push_str(&format!(
+                    "{:<8} {:<30} {:<11} {:<7} {:<8} {}\n",
+                    r.id,
+                    r.slug,
+                    r.category.as_str(),
+                    r.default_action.as_str(),
+                    r.status.as_str(),
+                    r.summary
+                ));
+            }
+            let live = CATALOG.iter().filter(|r| r.status == Status::Live).count();
+            out.push_str(&format!(
+                "{} rules: {} live, {} planned\n",
+                CATALOG.len(),
+                live,
+                CATALOG.len() - live
+            ));
+            out
+        }
+        RulesOutput::Json => {
+            let rows: Vec<_> = CATALOG
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id, "slug": r.slug, "category": r.category.as_str(),
+                        "defaultAction": r.default_action.as_str(), "status": r.status.as_str(),
+                        "summary": r.summary, "message": r.message,
+                    })
+                })
+                .collect();
+            format!("{}\n", serde_json::Value::Array(rows))
+        }
+        RulesOutput::Md => {
+            let mut out = String::from(
+                "# covenant rules\n\nGenerated by `covenant rules --output md` (`make docs`); do not edit.\n\n\
+                 | id | slug | category | default | status | summary |\n|---|---|---|---|---|---|\n",
+            );
+            for r in CATALOG {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} |\n",
+                    r.id,
+                    r.slug,
+                    r.category.as_str(),
+                    r.default_action.as_str(),
+                    r.status.as_str(),
+                    r.summary
+                ));
+            }
+            out
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    crate::telemetry::init(args.log_format, &args.log_level);
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(n) = args.threads {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = runtime.build().context("cannot start the async runtime")?;
+    runtime.block_on(serve_async(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+const SAMPLE_REVIEW: &str =
+    include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
+
+async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
+    let config = load_config(args.config.as_ref())?;
+    let (listen, admin_listen) = if args.dev {
+        (
+            args.listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+            args.admin_listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        )
+    } else {
+        (
+            args.listen
+                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8443))),
+            args.admin_listen
+                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8080))),
+        )
+    };
+    let (cert, dev_dir) = if args.dev {
+        let dir = args
+            .dev_cert_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("covenant-dev"));
+        let names = vec!["localhost".to_string(), listen.ip().to_string()];
+        let certs = crate::certs::DevCerts::generate(&names, 30)?;
+        let written = certs.write(&dir)?;
+        std::fs::write(dir.join("sample-review.json"), SAMPLE_REVIEW)
+            .with_context(|| format!("cannot write {}", dir.display()))?;
+        (
+            crate::server::CertPaths {
+                cert: written.cert,
+                key: written.key,
+            },
+            Some(dir),
+        )
+    } else {
+        match (&args.tls_cert, &args.tls_key) {
+            (Some(c), Some(k)) => (
+                crate::server::CertPaths {
+                    cert: c.clone(),
+                    key: k.clone(),
+                },
+                None,
+            ),
+            _ => bail!("--tls-cert and --tls-key must be set (or run with --dev)"),
+        }
+    };
+    let cluster = match (&args.context, args.offline) {
+        (Some(dir), _) => load_cluster(Some(dir))?,
+        (None, true) => load_cluster(None)?,
+        (None, false) => {
+            tracing::warn!("the live cluster view is not built yet; serving with an empty cluster (as --offline)");
+            load_cluster(None)?
+        }
+    };
+
+    let registry = prometheus::Registry::new();
+    let metrics =
+        crate::metrics::Metrics::register(&registry).context("cannot register metrics")?;
+    let state = crate::server::AppState {
+        engine: Arc::new(Engine::new(&config)),
+        cluster,
+        metrics,
+        registry,
+        readiness: Arc::default(),
+        body_limit: config.body_limit,
+        lookup_budget: config.lookup_budget,
+        mutation_enabled: config.mutation_enabled,
+    };
+    let options = crate::server::Options {
+        listen,
+        admin_listen,
+        cert,
+        client_ca: args.client_ca.clone(),
+        reload_interval: args.tls_reload_interval,
+        drain_delay: args.drain_delay,
+        shutdown_grace: args.shutdown_grace,
+    };
+    let bound = crate::server::bind(options, state).await?;
+    tracing::info!(config = %config.source, "config loaded");
+    if let Some(dir) = dev_dir {
+        println!("covenant {} (dev) serving", env!("CARGO_PKG_VERSION"));
+        println!("  webhook  https://{}/api/v0/validate", bound.webhook_addr);
+        println!("  admin    http://{}/readyz  /metrics", bound.admin_addr);
+        println!("  certificates in {}", dir.display());
+        println!("send the sample review:");
+        println!(
+            "  curl --cacert {ca} -H 'Content-Type: application/json' --data @{sample} 'https://localhost:{port}/api/v0/validate?timeout=10s'",
+            ca = dir.join("ca.crt").display(),
+            sample = dir.join("sample-review.json").display(),
+            port = bound.webhook_addr.port()
+        );
+    }
+    bound.run(crate::server::shutdown_signal()).await;
+    Ok(())
+}

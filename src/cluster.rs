@@ -1,0 +1,152 @@
+//! Cluster state as the engine sees it: the `ClusterView` trait, and the offline view built
+//! from files that `covenant check --context` and the tests use. The engine never talks to
+//! an API server itself; a rule that needs state asks the view, within the subject's budget.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::source::parse_stream;
+
+/// A lookup that could not be answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The budget ran out before the state was available.
+    #[error("lookup of {resource} did not finish within {budget:?}")]
+    Timeout {
+        /// What was looked up.
+        resource: String,
+        /// The budget it had.
+        budget: Duration,
+    },
+    /// The state is not available (no cache, no connection).
+    #[error("lookup of {resource} is unavailable: {reason}")]
+    Unavailable {
+        /// What was looked up.
+        resource: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Read access to the objects of a cluster.
+pub trait ClusterView: Send + Sync {
+    /// The objects of one group and kind, in one namespace or all.
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error>;
+}
+
+/// A cluster with nothing in it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptyCluster;
+
+impl ClusterView for EmptyCluster {
+    fn list(
+        &self,
+        _: &str,
+        _: &str,
+        _: Option<&str>,
+        _: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        Ok(Vec::new())
+    }
+}
+
+/// Objects read from files: the cluster `covenant check --context DIR` describes.
+#[derive(Clone, Debug, Default)]
+pub struct OfflineCluster {
+    objects: Vec<Arc<Value>>,
+}
+
+/// Files that could not be read into an offline cluster.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read context {path}: {reason}")]
+pub struct LoadError {
+    /// The file.
+    pub path: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+impl OfflineCluster {
+    /// An offline cluster holding these objects.
+    pub fn from_objects(objects: impl IntoIterator<Item = Value>) -> OfflineCluster {
+        OfflineCluster {
+            objects: objects.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    /// Every YAML or JSON document under `dir` (recursively).
+    pub fn load_dir(dir: &Path) -> Result<OfflineCluster, LoadError> {
+        let mut objects = Vec::new();
+        for path in crate::report::discover(dir).map_err(|e| LoadError {
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })? {
+            let err = |reason: String| LoadError {
+                path: path.display().to_string(),
+                reason,
+            };
+            let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
+            let (docs, syntax) = parse_stream(&text);
+            if let Some(e) = syntax {
+                return Err(err(e.to_string()));
+            }
+            objects.extend(docs.into_iter().map(|d| Arc::new(d.value)));
+        }
+        Ok(OfflineCluster { objects })
+    }
+}
+
+impl ClusterView for OfflineCluster {
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        _budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let matches = |o: &Value| {
+            let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let o_group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
+            let o_kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            let o_ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
+            o_group == group && o_kind == kind && (namespace.is_none() || o_ns == namespace)
+        };
+        Ok(self
+            .objects
+            .iter()
+            .filter(|o| matches(o))
+            .cloned()
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn offline_cluster_lists_by_group_kind_and_namespace() {
+        let c = OfflineCluster::from_objects([
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "a"}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "b"}}),
+            json!({"apiVersion": "v1", "kind": "Pod"}),
+        ]);
+        assert_eq!(c.list("apps", "Deployment", None, None).unwrap().len(), 2);
+        assert_eq!(
+            c.list("apps", "Deployment", Some("a"), None).unwrap().len(),
+            1
+        );
+        assert_eq!(c.list("", "Pod", None, None).unwrap().len(), 1);
+    }
+}

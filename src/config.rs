@@ -1,0 +1,420 @@
+//! covenant's configuration: `covenant.yaml` decoded strictly (`config/file.rs`), then
+//! resolved into typed values. Every problem is collected and reported together; unknown
+//! rule ids suggest the closest ids. Parsing has no side effects.
+
+mod file;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::engine::Exemption;
+use crate::families::FAMILY_NAMES;
+use crate::registry::{self, Registry};
+use crate::rules::select::{quote_list, Selector};
+use crate::rules::{Action, Category, RuleSet};
+use crate::source::{parse_stream, Positions};
+use crate::strict::{self, Problem};
+
+/// The embedded default config, with its comments; `covenant config print-default` prints it.
+pub const DEFAULT_YAML: &str = include_str!("config/default.yaml");
+
+/// What a failing rule lookup does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// Refuse the object (CVN-901 at deny).
+    Deny,
+    /// Let it through with a warning.
+    Allow,
+}
+
+/// The validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where it came from: a path, or `embedded default`.
+    pub source: String,
+    /// Rule selection and actions.
+    pub rules: RuleSet,
+    /// Enabled families.
+    pub families: BTreeSet<String>,
+    /// The built-in registries plus the configured ones.
+    pub registry: Registry,
+    /// Exemptions.
+    pub exemptions: Vec<Exemption>,
+    /// Budget for cluster lookups within one request.
+    pub lookup_budget: Duration,
+    /// What a failing lookup does.
+    pub failure_policy: FailurePolicy,
+    /// Whether the mutating route writes patches.
+    pub mutation_enabled: bool,
+    /// The largest AdmissionReview body accepted.
+    pub body_limit: usize,
+}
+
+/// A config that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is invalid; every problem is listed.
+    #[error("invalid config {path}: {} problem(s)\n{}", problems.len(), list(problems))]
+    Invalid {
+        /// The path.
+        path: String,
+        /// Every problem.
+        problems: Vec<Problem>,
+    },
+    /// A registry the config names is invalid.
+    #[error(transparent)]
+    Registry(#[from] registry::Error),
+}
+
+fn list(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("  {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Config {
+    /// The embedded default.
+    pub fn embedded() -> Result<Config, Error> {
+        Config::from_text("embedded default", DEFAULT_YAML, None)
+    }
+
+    /// Load a file.
+    pub fn load(path: &Path) -> Result<Config, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::from_text(&path.display().to_string(), &text, path.parent())
+    }
+
+    /// Parse a config text. Relative registry paths are read from `base`.
+    pub fn from_text(name: &str, text: &str, base: Option<&Path>) -> Result<Config, Error> {
+        let invalid = |problems| Error::Invalid {
+            path: name.to_string(),
+            problems,
+        };
+        let (docs, syntax) = parse_stream(text);
+        if let Some(e) = syntax {
+            return Err(invalid(vec![Problem {
+                pointer: String::new(),
+                at: Some(e.at),
+                message: e.reason,
+            }]));
+        }
+        let [doc] = docs.as_slice() else {
+            let message = format!("expected one Config document, found {}", docs.len());
+            return Err(invalid(vec![Problem {
+                pointer: String::new(),
+                at: None,
+                message,
+            }]));
+        };
+        let mut problems: Vec<Problem> = doc
+            .duplicates
+            .iter()
+            .map(|d| Problem {
+                pointer: d.pointer.clone(),
+                at: Some(d.again),
+                message: format!(
+                    "key \"{}\" appears twice (first at line {})",
+                    d.key, d.first.line
+                ),
+            })
+            .collect();
+        let file: file::ConfigFile =
+            match strict::decode(&doc.value, "Config", Some(&doc.positions)) {
+                Ok(f) => f,
+                Err(p) => {
+                    problems.extend(p);
+                    return Err(invalid(problems));
+                }
+            };
+        let resolved = resolve(file, &doc.positions, base, &mut problems);
+        if !problems.is_empty() {
+            return Err(invalid(problems));
+        }
+        let (mut config, registry_paths) =
+            resolved.expect("resolve returns a config when no problem");
+        config.source = name.to_string();
+        for path in registry_paths {
+            config.registry.add_file(&path)?;
+        }
+        Ok(config)
+    }
+}
+
+fn resolve(
+    file: file::ConfigFile,
+    positions: &Positions,
+    base: Option<&Path>,
+    problems: &mut Vec<Problem>,
+) -> Option<(Config, Vec<PathBuf>)> {
+    let mut problem = |pointer: String, message: String| {
+        problems.push(Problem {
+            at: Some(positions.locate(&pointer)),
+            pointer,
+            message,
+        });
+    };
+
+    let selectors = |words: &[String], at: &str, problem: &mut dyn FnMut(String, String)| {
+        words
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| {
+                Selector::parse(w)
+                    .map_err(|e| problem(format!("{at}/{i}"), e))
+                    .ok()
+            })
+            .collect::<Vec<_>>()
+    };
+    let select = selectors(&file.rules.select, "/rules/select", &mut problem);
+    let ignore = selectors(&file.rules.ignore, "/rules/ignore", &mut problem);
+    let mut actions = Vec::new();
+    for (key, value) in &file.rules.actions {
+        let pointer = format!(
+            "/rules/actions/{}",
+            key.replace('~', "~0").replace('/', "~1")
+        );
+        let selector = match Selector::parse(key) {
+            Ok(s) => s,
+            Err(e) => {
+                problem(pointer, e);
+                continue;
+            }
+        };
+        let Ok(action) = value.parse::<Action>() else {
+            let all: Vec<_> = Action::ALL.iter().map(|a| a.as_str()).collect();
+            problem(
+                pointer,
+                format!(
+                    "unknown action \"{value}\"; expected one of {}",
+                    quote_list(&all)
+                ),
+            );
+            continue;
+        };
+        let is_mutation = match selector {
+            Selector::Rule(r) => r.category == Category::Mutation,
+            Selector::Category(c) => c == Category::Mutation,
+        };
+        match (is_mutation, action) {
+            (true, Action::Mutate | Action::Off) | (false, Action::Deny | Action::Warn | Action::Audit | Action::Off) => {
+                actions.push((selector, action))
+            }
+            (true, _) => problem(pointer, format!("mutation rules take \"mutate\" or \"off\", found \"{value}\"")),
+            (false, _) => problem(pointer, format!("\"mutate\" applies to mutation rules only; {key} takes deny, warn, audit or off")),
+        }
+    }
+
+    let known: Vec<&str> = FAMILY_NAMES.iter().map(|(n, _)| *n).collect();
+    let families: BTreeSet<String> = match &file.families {
+        None => known.iter().map(|s| s.to_string()).collect(),
+        Some(list) => list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                if known.contains(&f.as_str()) {
+                    Some(f.clone())
+                } else {
+                    let near = crate::rules::closest(f, known.iter().copied());
+                    let hint = near
+                        .first()
+                        .map(|n| format!("; did you mean \"{n}\"?"))
+                        .unwrap_or_default();
+                    problem(
+                        format!("/families/{i}"),
+                        format!(
+                            "unknown family \"{f}\"{hint} (known: {})",
+                            quote_list(&known)
+                        ),
+                    );
+                    None
+                }
+            })
+            .collect(),
+    };
+
+    let mut exemptions = Vec::new();
+    for (i, e) in file.exemptions.iter().enumerate() {
+        let at = format!("/exemptions/{i}");
+        let reason = match e.reason.as_deref().map(str::trim) {
+            Some(r) if !r.is_empty() => r.to_string(),
+            _ => {
+                problem(at.clone(), "an exemption needs a \"reason\"".into());
+                String::new()
+            }
+        };
+        if e.namespaces.is_empty() && e.names.is_empty() && e.users.is_empty() {
+            problem(at.clone(), "an exemption must name namespaces, names or users; an empty one would exempt everything".into());
+        }
+        let names = e
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(j, n)| {
+                Exemption::glob(n)
+                    .map_err(|err| {
+                        problem(
+                            format!("{at}/names/{j}"),
+                            format!("invalid glob \"{n}\": {err}"),
+                        )
+                    })
+                    .ok()
+            })
+            .collect();
+        let expires = e.expires.as_deref().and_then(|x| {
+            humantime::parse_rfc3339_weak(x)
+                .map_err(|err| problem(format!("{at}/expires"), format!("expected an RFC 3339 instant such as 2027-03-01T00:00:00Z, found \"{x}\": {err}")))
+                .ok()
+        });
+        exemptions.push(Exemption {
+            namespaces: e.namespaces.clone(),
+            names,
+            users: e.users.clone(),
+            reason,
+            expires,
+        });
+    }
+
+    let lookup_budget = match file.cluster.lookup_budget.as_deref() {
+        None => Duration::from_secs(2),
+        Some(s) => humantime::parse_duration(s).unwrap_or_else(|err| {
+            problem(
+                "/cluster/lookupBudget".into(),
+                format!("expected a duration such as \"2s\", found \"{s}\": {err}"),
+            );
+            Duration::ZERO
+        }),
+    };
+    let failure_policy = match file.cluster.failure_policy.as_deref() {
+        None | Some("deny") => FailurePolicy::Deny,
+        Some("allow") => FailurePolicy::Allow,
+        Some(other) => {
+            problem(
+                "/cluster/failurePolicy".into(),
+                format!("expected \"deny\" or \"allow\", found \"{other}\""),
+            );
+            FailurePolicy::Deny
+        }
+    };
+    let body_limit = file.server.body_limit_bytes.unwrap_or(7 * 1024 * 1024);
+    if body_limit < 1024 {
+        problem(
+            "/server/bodyLimitBytes".into(),
+            format!("expected at least 1024 bytes, found {body_limit}"),
+        );
+    }
+
+    let registry_paths: Vec<PathBuf> = file
+        .registries
+        .iter()
+        .map(|r| match base {
+            Some(b) if Path::new(r).is_relative() => b.join(r),
+            _ => PathBuf::from(r),
+        })
+        .collect();
+    let registry = match Registry::builtin() {
+        Ok(r) => r,
+        Err(e) => {
+            problem(String::new(), e.to_string());
+            Registry::default()
+        }
+    };
+    Some((
+        Config {
+            source: String::new(),
+            rules: RuleSet::build(&select, &ignore, &actions),
+            families,
+            registry,
+            exemptions,
+            lookup_budget,
+            failure_policy,
+            mutation_enabled: file.mutation.enabled.unwrap_or(true),
+            body_limit,
+        },
+        registry_paths,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::lookup;
+
+    #[test]
+    fn embedded_default_parses() {
+        let c = Config::embedded().unwrap();
+        assert!(c.families.contains("versioned"));
+        assert_eq!(c.rules.action(lookup("CVN-213").unwrap()), Action::Warn);
+    }
+
+    #[test]
+    fn all_problems_are_reported_together_with_suggestions() {
+        let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  select: [CVN-1O1]\n  actions:\n    CVN-102: block\n    CVN-501: deny\nfamilies: [versoned]\ncluster:\n  failurePolicy: maybe\n";
+        let err = Config::from_text("c.yaml", text, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("4 problem(s)") || err.contains("5 problem(s)"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean \"CVN-101\""), "{err}");
+        assert!(err.contains("unknown action \"block\""), "{err}");
+        assert!(err.contains("mutation rules take"), "{err}");
+        assert!(err.contains("did you mean \"versioned\""), "{err}");
+        assert!(err.contains("\"maybe\""), "{err}");
+    }
+
+    #[test]
+    fn undeclared_members_are_refused_with_position() {
+        let text =
+            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrulez: {}\nserver:\n  bodyLimit: 5\n";
+        let err = Config::from_text("c.yaml", text, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("3:1: /rulez: member \"rulez\" is not declared"),
+            "{err}"
+        );
+        assert!(err.contains("5:3: /server/bodyLimit"), "{err}");
+    }
+
+    #[test]
+    fn another_config_version_is_refused_naming_both() {
+        let err = Config::from_text(
+            "c.yaml",
+            "apiVersion: covenant.dev/v1\nkind: Config\n",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("apiVersion \"covenant.dev/v1\" is not supported"),
+            "{err}"
+        );
+        assert!(err.contains("covenant.dev/v1alpha1"), "{err}");
+    }
+
+    #[test]
+    fn exemption_without_reason_is_refused() {
+        let text =
+            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nexemptions:\n  - namespaces: [a]\n";
+        let err = Config::from_text("c.yaml", text, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs a \"reason\""), "{err}");
+    }
+}

@@ -1,0 +1,118 @@
+//! The raw shape of `covenant.yaml` (`covenant.dev/v1alpha1`, `kind: Config`). Decoded by
+//! `strict::decode`, so every undeclared member is reported; `Config::from_file` then
+//! resolves and validates the values.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// `covenant.yaml` as written.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigFile {
+    /// Checked to be `covenant.dev/v1alpha1` before decoding.
+    #[allow(dead_code)]
+    pub api_version: String,
+    /// Checked to be `Config` before decoding.
+    #[allow(dead_code)]
+    pub kind: String,
+    /// Optional name, for humans.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub metadata: Option<Metadata>,
+    /// Rule selection and actions.
+    #[serde(default)]
+    pub rules: Rules,
+    /// Families to judge; absent means all.
+    #[serde(default)]
+    pub families: Option<Vec<String>>,
+    /// Extra registry files.
+    #[serde(default)]
+    pub registries: Vec<String>,
+    /// Exemptions.
+    #[serde(default)]
+    pub exemptions: Vec<Exemption>,
+    /// Cluster lookups.
+    #[serde(default)]
+    pub cluster: Cluster,
+    /// Mutation switches.
+    #[serde(default)]
+    pub mutation: Mutation,
+    /// Server knobs that belong in the file rather than flags.
+    #[serde(default)]
+    pub server: Server,
+}
+
+/// `metadata`.
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    /// A name for humans.
+    #[allow(dead_code)]
+    pub name: Option<String>,
+}
+
+/// `rules`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rules {
+    /// Ids or categories to run; empty means all.
+    #[serde(default)]
+    pub select: Vec<String>,
+    /// Ids or categories to turn off.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// Id or category to action.
+    #[serde(default)]
+    pub actions: BTreeMap<String, String>,
+}
+
+/// One `exemptions` entry.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exemption {
+    /// Namespaces, exact.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Name globs.
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Users, exact.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Why; required.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// RFC 3339 instant after which the exemption ends.
+    #[serde(default)]
+    pub expires: Option<String>,
+}
+
+/// `cluster`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cluster {
+    /// Duration such as `2s`.
+    #[serde(default)]
+    pub lookup_budget: Option<String>,
+    /// `deny` or `allow`.
+    #[serde(default)]
+    pub failure_policy: Option<String>,
+}
+
+/// `mutation`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Mutation {
+    /// Whether the mutating route writes patches.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+}
+
+/// `server`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Server {
+    /// Body limit in bytes.
+    #[serde(default)]
+    pub body_limit_bytes: Option<usize>,
+}

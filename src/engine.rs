@@ -1,0 +1,178 @@
+//! The engine: one pure function from a subject to a verdict. It dispatches the subject to
+//! its family through the table, lets the family report findings under the configured rule
+//! selection, and returns them. No I/O, no clock, no globals: cluster state arrives through
+//! the `ClusterView`, time through the subject. The webhook and `covenant check` both call
+//! it, so they cannot disagree.
+
+use std::time::SystemTime;
+
+use globset::{Glob, GlobMatcher};
+use serde_json::Value;
+
+use crate::cluster::ClusterView;
+use crate::config::Config;
+use crate::families::{versioned::Versioned, Context, FamilyTable};
+use crate::rules::{Action, Finding, RuleSet};
+use crate::subject::Subject;
+
+/// The outcome of judging one subject.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// The family that judged the subject; `None` when no family concerns it.
+    pub family: Option<&'static str>,
+    /// Every finding, in the order the family reported them.
+    pub findings: Vec<Finding>,
+    /// The reason of the exemption that let the subject through unjudged.
+    pub exempted: Option<String>,
+}
+
+impl Verdict {
+    /// Whether any finding denies.
+    pub fn denied(&self) -> bool {
+        self.findings.iter().any(|f| f.action == Action::Deny)
+    }
+
+    /// The findings at one action.
+    pub fn at(&self, action: Action) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.action == action)
+    }
+}
+
+/// A configured exemption: subjects it matches are let through unjudged.
+#[derive(Clone, Debug)]
+pub struct Exemption {
+    /// Namespaces matched exactly; empty matches any.
+    pub namespaces: Vec<String>,
+    /// Name globs; empty matches any.
+    pub names: Vec<GlobMatcher>,
+    /// Users matched exactly; empty matches any.
+    pub users: Vec<String>,
+    /// Why, stated in config; reported with the verdict.
+    pub reason: String,
+    /// After this instant the exemption no longer applies.
+    pub expires: Option<SystemTime>,
+}
+
+impl Exemption {
+    /// Compile a name glob.
+    pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+        Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| e.to_string())
+    }
+
+    fn matches(&self, s: &Subject) -> bool {
+        if let (Some(expires), Some(now)) = (self.expires, s.received_at) {
+            if now >= expires {
+                return false;
+            }
+        }
+        let ns = s.namespace.as_deref().unwrap_or("");
+        (self.namespaces.is_empty() || self.namespaces.iter().any(|n| n == ns))
+            && (self.names.is_empty() || self.names.iter().any(|g| g.is_match(&s.name)))
+            && (self.users.is_empty()
+                || s.user
+                    .as_deref()
+                    .is_some_and(|u| self.users.iter().any(|x| x == u)))
+    }
+}
+
+/// The engine, built once from a config and shared by every request.
+#[derive(Debug)]
+pub struct Engine {
+    rules: RuleSet,
+    families: FamilyTable,
+    exemptions: Vec<Exemption>,
+}
+
+impl Engine {
+    /// Build the engine a config describes.
+    pub fn new(config: &Config) -> Engine {
+        let mut families = FamilyTable::default();
+        if config.families.contains("versioned") {
+            families.add(Box::new(Versioned::new(config.registry.versioned.clone())));
+        }
+        Engine {
+            rules: config.rules.clone(),
+            families,
+            exemptions: config.exemptions.clone(),
+        }
+    }
+
+    /// The rule selection in force.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Judge a subject.
+    pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
+        if let Some(e) = self.exemptions.iter().find(|e| e.matches(subject)) {
+            return Verdict {
+                exempted: Some(e.reason.clone()),
+                ..Verdict::default()
+            };
+        }
+        let mut cx = Context::new(&self.rules, cluster);
+        let family = if !subject.gvk.kind.is_empty() {
+            self.families.by_kind(&subject.gvk.group, &subject.gvk.kind)
+        } else {
+            match self.unidentified(subject, &mut cx) {
+                Some(schema) => self.families.by_schema(schema),
+                None => None,
+            }
+        };
+        let name = family.map(|f| {
+            f.check(subject, &mut cx);
+            f.name()
+        });
+        let findings = cx.into_findings();
+        // A subject that produced findings concerned the engine even without a family
+        // (an unidentifiable document).
+        let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
+        Verdict {
+            family,
+            findings,
+            exempted: None,
+        }
+    }
+
+    /// A subject with no kind: a document read from a file. Returns its `schema` member for
+    /// dispatch, or reports why the document cannot be identified.
+    fn unidentified<'s>(&self, subject: &'s Subject, cx: &mut Context<'_>) -> Option<&'s str> {
+        let object = subject.object.as_ref()?;
+        let value = match object.value() {
+            Ok(v) => v,
+            Err(e) => {
+                cx.report(
+                    "CVN-109",
+                    "",
+                    vec![("reason", format!("not valid JSON: {e}"))],
+                );
+                return None;
+            }
+        };
+        let Value::Object(map) = value else {
+            let reason = format!(
+                "expected a mapping, found {}",
+                crate::strict::describe(value)
+            );
+            cx.report("CVN-109", "", vec![("reason", reason)]);
+            return None;
+        };
+        if let Some(schema) = map.get("schema").and_then(Value::as_str) {
+            return Some(schema);
+        }
+        let reason = match (map.contains_key("apiVersion"), map.contains_key("kind")) {
+            (true, false) => "required member \"kind\" is missing".to_string(),
+            (false, true) => "required member \"apiVersion\" is missing".to_string(),
+            (true, true) => {
+                "members \"apiVersion\" and \"kind\" must be non-empty strings".to_string()
+            }
+            (false, false) => "document names neither \"apiVersion\" and \"kind\" nor \"schema\" \
+                               and \"version\""
+                .to_string(),
+        };
+        cx.report("CVN-109", "", vec![("reason", reason)]);
+        None
+    }
+}

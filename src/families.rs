@@ -1,0 +1,136 @@
+//! Document families: each recognises its documents and extracts and judges what the rules
+//! speak of. The engine reaches a family through the dispatch table, keyed by group and kind
+//! or, for versioned documents, by the top-level `schema` member; never by an if-chain.
+
+pub mod versioned;
+
+use std::collections::HashMap;
+
+use crate::cluster::ClusterView;
+use crate::rules::{lookup, Finding, RuleSet};
+use crate::subject::Subject;
+
+/// What a family claims in the dispatch table.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Claim {
+    /// Objects of this API group and kind.
+    Kind {
+        /// API group.
+        group: String,
+        /// Kind.
+        kind: String,
+    },
+    /// Documents whose top-level `schema` member has this value.
+    Schema(String),
+    /// Documents with a `schema` member no other claim names (so the family can say the
+    /// schema is unknown and suggest the nearest).
+    AnySchema,
+}
+
+/// A document family.
+pub trait Family: Send + Sync + std::fmt::Debug {
+    /// The family's name as config and output spell it.
+    fn name(&self) -> &'static str;
+    /// Everything the family recognises.
+    fn claims(&self) -> Vec<Claim>;
+    /// Judge a subject the family claimed.
+    fn check(&self, subject: &Subject, cx: &mut Context<'_>);
+}
+
+/// Every family name covenant knows, built or not; config refuses any other.
+pub const FAMILY_NAMES: &[(&str, bool)] = &[
+    ("launcher", false),
+    ("crd", false),
+    ("xrd", false),
+    ("construct", false),
+    ("consumer", false),
+    ("versioned", true),
+];
+
+/// What a family writes findings into while it checks one subject.
+pub struct Context<'a> {
+    rules: &'a RuleSet,
+    /// Cluster state, for rules that need it.
+    pub cluster: &'a dyn ClusterView,
+    findings: Vec<Finding>,
+}
+
+impl<'a> Context<'a> {
+    /// A context over the given rule selection and cluster view.
+    pub fn new(rules: &'a RuleSet, cluster: &'a dyn ClusterView) -> Context<'a> {
+        Context {
+            rules,
+            cluster,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Whether the rule runs; lets a family skip work for rules that are off.
+    pub fn runs(&self, id: &str) -> bool {
+        lookup(id).is_some_and(|r| self.rules.runs(r))
+    }
+
+    /// Report a finding of rule `id` at `pointer`, if the rule runs.
+    pub fn report(
+        &mut self,
+        id: &'static str,
+        pointer: impl Into<String>,
+        args: Vec<(&'static str, String)>,
+    ) {
+        let Some(rule) = lookup(id) else {
+            // An id missing from the catalogue is a bug caught by the catalogue meta-test;
+            // never a panic on the request path.
+            tracing::error!(rule = id, "finding for a rule that is not in the catalogue");
+            return;
+        };
+        if self.rules.runs(rule) {
+            self.findings
+                .push(Finding::new(rule, self.rules.action(rule), pointer, args));
+        }
+    }
+
+    /// The findings reported so far.
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings
+    }
+}
+
+/// The dispatch table: claims to families.
+#[derive(Debug, Default)]
+pub struct FamilyTable {
+    families: Vec<Box<dyn Family>>,
+    by_kind: HashMap<String, HashMap<String, usize>>,
+    by_schema: HashMap<String, usize>,
+    any_schema: Option<usize>,
+}
+
+impl FamilyTable {
+    /// Add a family and index its claims. A later family's claim replaces an earlier one's.
+    pub fn add(&mut self, family: Box<dyn Family>) {
+        let index = self.families.len();
+        for claim in family.claims() {
+            match claim {
+                Claim::Kind { group, kind } => {
+                    self.by_kind.entry(group).or_default().insert(kind, index);
+                }
+                Claim::Schema(s) => {
+                    self.by_schema.insert(s, index);
+                }
+                Claim::AnySchema => self.any_schema = Some(index),
+            }
+        }
+        self.families.push(family);
+    }
+
+    /// The family claiming objects of this group and kind.
+    pub fn by_kind(&self, group: &str, kind: &str) -> Option<&dyn Family> {
+        let index = *self.by_kind.get(group)?.get(kind)?;
+        Some(self.families[index].as_ref())
+    }
+
+    /// The family claiming documents with this `schema` member.
+    pub fn by_schema(&self, schema: &str) -> Option<&dyn Family> {
+        let index = self.by_schema.get(schema).copied().or(self.any_schema)?;
+        Some(self.families[index].as_ref())
+    }
+}

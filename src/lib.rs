@@ -1,0 +1,28 @@
+//! covenant: a Kubernetes validating and mutating admission webhook, and an offline checker
+//! for CI built from the same engine, that enforces the versioning discipline of platform
+//! documents: schema strictness, additive-only evolution, the type-name covenant and version
+//! stamps.
+//!
+//! Data flows one way: bytes → subject → family → findings → verdict → response. The engine
+//! (`engine`, `families`, `rules`) is pure; the server (`server`, `admission`) and the CLI
+//! (`report`, `cli`) are thin faces on it.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod admission;
+pub mod certs;
+pub mod cli;
+pub mod cluster;
+pub mod config;
+pub mod engine;
+pub mod families;
+pub mod metrics;
+pub mod registry;
+pub mod report;
+pub mod rules;
+pub mod server;
+pub mod source;
+pub mod strict;
+pub mod subject;
+pub mod telemetry;

@@ -1,0 +1,164 @@
+//! `covenant check`'s side of the engine: reading sources into subjects, running the engine
+//! over each document, and rendering the findings (text with file:line:column, or the JSON
+//! contract). The engine call is the same one the webhook makes.
+
+mod json;
+mod text;
+
+use std::path::{Path, PathBuf};
+
+use crate::cluster::ClusterView;
+use crate::engine::Engine;
+use crate::rules::{lookup, Action, Finding};
+use crate::source::{parse_stream, Position};
+use crate::subject::Subject;
+
+pub use json::render as render_json;
+pub use text::render as render_text;
+
+/// One input: a file's name and its text (`-` for stdin).
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The name shown in output.
+    pub name: String,
+    /// The text.
+    pub text: String,
+}
+
+/// One finding with where it was found.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The source's name.
+    pub file: String,
+    /// 0-based document index in the source.
+    pub document: usize,
+    /// Line and column of the finding's pointer.
+    pub at: Position,
+    /// The document's kind (or `schema` member), if it names one.
+    pub kind: Option<String>,
+    /// The document's name, if it has one.
+    pub name: Option<String>,
+    /// The finding.
+    pub finding: Finding,
+}
+
+/// Everything `check` found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Findings in source order.
+    pub entries: Vec<Entry>,
+    /// Documents read.
+    pub documents: usize,
+}
+
+impl Report {
+    /// Findings at an action.
+    pub fn count(&self, action: Action) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.finding.action == action)
+            .count()
+    }
+
+    /// Whether any finding denies.
+    pub fn denied(&self) -> bool {
+        self.count(Action::Deny) > 0
+    }
+}
+
+/// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`
+/// and `*.json` below it, sorted.
+pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn loader_finding(
+    engine: &Engine,
+    id: &'static str,
+    pointer: &str,
+    args: Vec<(&'static str, String)>,
+) -> Option<Finding> {
+    let rule = lookup(id)?;
+    engine
+        .rules()
+        .runs(rule)
+        .then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
+}
+
+/// Check every document of every source.
+pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> Report {
+    let mut report = Report::default();
+    for source in sources {
+        let (docs, syntax) = parse_stream(&source.text);
+        report.documents += docs.len();
+        for doc in docs {
+            let str_at = |p: &str| {
+                doc.value
+                    .pointer(p)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            let kind = str_at("/kind").or_else(|| str_at("/schema"));
+            let name = str_at("/metadata/name").or_else(|| str_at("/name"));
+            let entry = |finding: Finding, at: Position| Entry {
+                file: source.name.clone(),
+                document: doc.index,
+                at,
+                kind: kind.clone(),
+                name: name.clone(),
+                finding,
+            };
+            for d in &doc.duplicates {
+                let args = vec![
+                    ("key", d.key.clone()),
+                    ("first_line", d.first.line.to_string()),
+                ];
+                if let Some(f) = loader_finding(engine, "CVN-108", &d.pointer, args) {
+                    report.entries.push(entry(f, d.again));
+                }
+            }
+            let positions = doc.positions.clone();
+            let subject = Subject::from_document(doc.value.clone());
+            let verdict = engine.evaluate(&subject, cluster);
+            for f in verdict.findings {
+                let at = positions.locate(&f.pointer);
+                report.entries.push(entry(f, at));
+            }
+        }
+        if let Some(e) = syntax {
+            let reason = format!("not valid YAML: {}", e.reason);
+            if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {
+                report.documents += 1;
+                report.entries.push(Entry {
+                    file: source.name.clone(),
+                    document: e.documents_before,
+                    at: e.at,
+                    kind: None,
+                    name: None,
+                    finding: f,
+                });
+            }
+        }
+    }
+    report
+}

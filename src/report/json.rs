@@ -1,0 +1,44 @@
+//! The JSON contract of `covenant check --output json`. CI scripts parse it: changes are
+//! additive only.
+
+use serde_json::{json, Value};
+
+use super::Report;
+use crate::rules::Action;
+
+/// Render a report as the JSON contract.
+pub fn render(report: &Report) -> Value {
+    let findings: Vec<Value> = report
+        .entries
+        .iter()
+        .map(|e| {
+            let f = &e.finding;
+            json!({
+                "rule": f.rule.id,
+                "slug": f.rule.slug,
+                "severity": f.severity().as_str(),
+                "action": f.action.as_str(),
+                "file": e.file,
+                "document": e.document,
+                "line": e.at.line,
+                "column": e.at.column,
+                "kind": e.kind,
+                "name": e.name,
+                "pointer": f.pointer,
+                "message": f.message,
+                "help": f.help,
+                "bump": f.bump,
+                "fingerprint": f.fingerprint,
+            })
+        })
+        .collect();
+    json!({
+        "findings": findings,
+        "summary": {
+            "documents": report.documents,
+            "denied": report.count(Action::Deny),
+            "warned": report.count(Action::Warn),
+            "audited": report.count(Action::Audit),
+        }
+    })
+}

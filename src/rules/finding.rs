@@ -1,0 +1,98 @@
+//! A finding: what one rule reports about one place in one document. Plain data; the
+//! renderers in `report/` and `admission/` decide how it looks.
+
+use sha2::{Digest, Sha256};
+
+use super::meta::{render, Action, RuleMeta, Severity};
+
+/// One rule's report about one place.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The rule that fired.
+    pub rule: &'static RuleMeta,
+    /// The action after config overrides.
+    pub action: Action,
+    /// RFC 6901 pointer into the document ("" for the whole document).
+    pub pointer: String,
+    /// The rendered message.
+    pub message: String,
+    /// The rendered fix hint, if the rule has one.
+    pub help: Option<String>,
+    /// The named arguments the message was rendered from, for JSON output.
+    pub args: Vec<(&'static str, String)>,
+    /// For evolution rules: the bump the change implies.
+    pub bump: Option<&'static str>,
+    /// First 12 hex digits of sha256 over id, pointer and args: what baselines match on,
+    /// never the message text.
+    pub fingerprint: String,
+}
+
+impl Finding {
+    /// Build a finding for `rule` at `pointer` with the given arguments.
+    pub fn new(
+        rule: &'static RuleMeta,
+        action: Action,
+        pointer: impl Into<String>,
+        args: Vec<(&'static str, String)>,
+    ) -> Self {
+        let pointer = pointer.into();
+        let message = render(rule.message, &args);
+        let help = (!rule.help.is_empty()).then(|| render(rule.help, &args));
+        let fingerprint = fingerprint(rule.id, &pointer, &args);
+        Finding {
+            rule,
+            action,
+            pointer,
+            message,
+            help,
+            args,
+            bump: None,
+            fingerprint,
+        }
+    }
+
+    /// The severity the action gives this finding.
+    pub fn severity(&self) -> Severity {
+        self.action.severity()
+    }
+
+    /// `CVN-101 /nmae: member "nmae" …`: the one-line form used in logs and summaries.
+    pub fn line(&self) -> String {
+        if self.pointer.is_empty() {
+            format!("{} {}", self.rule.id, self.message)
+        } else {
+            format!("{} {}: {}", self.rule.id, self.pointer, self.message)
+        }
+    }
+}
+
+fn fingerprint(id: &str, pointer: &str, args: &[(&'static str, String)]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(id.as_bytes());
+    hasher.update([0]);
+    hasher.update(pointer.as_bytes());
+    for (name, value) in args {
+        hasher.update([0]);
+        hasher.update(name.as_bytes());
+        hasher.update([1]);
+        hasher.update(value.as_bytes());
+    }
+    let digest = hasher.finalize();
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::lookup;
+
+    #[test]
+    fn fingerprint_ignores_message_wording_but_not_pointer() {
+        let rule = lookup("CVN-109").unwrap();
+        let a = Finding::new(rule, Action::Deny, "/a", vec![("reason", "x".into())]);
+        let b = Finding::new(rule, Action::Deny, "/b", vec![("reason", "x".into())]);
+        assert_eq!(a.fingerprint.len(), 12);
+        assert_ne!(a.fingerprint, b.fingerprint);
+        assert_eq!(a.line(), "CVN-109 /a: x");
+    }
+}

@@ -1,0 +1,274 @@
+//! The HTTP faces: the HTTPS webhook listener (rustls, HTTP/1.1 and HTTP/2 by ALPN) and the
+//! plain-HTTP admin listener. Thin: decode, call the engine, answer. Graceful shutdown drops
+//! readiness first, then stops accepting and lets in-flight requests finish.
+
+pub mod admin;
+pub mod problem;
+pub mod state;
+pub mod tls;
+pub mod webhook;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{Method, Uri};
+use axum::response::IntoResponse;
+use axum::routing::post;
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use problem::Problem;
+pub use state::{AppState, Readiness};
+pub use tls::{CertPaths, Tls};
+
+/// The webhook router (what the TLS listener serves). Testable without a socket.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/v0/validate", post(webhook::validate))
+        .route("/api/v0/mutate", post(webhook::mutate))
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            Problem::method_not_allowed(method.as_str(), uri.path())
+        })
+        .fallback(|uri: Uri| async move { Problem::not_found(uri.path()) })
+        .layer(CatchPanicLayer::custom(|_| {
+            tracing::error!("a request handler panicked");
+            Problem::internal().into_response()
+        }))
+        .with_state(state)
+}
+
+/// How to run the listeners.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Webhook (HTTPS) address.
+    pub listen: SocketAddr,
+    /// Admin (HTTP) address.
+    pub admin_listen: SocketAddr,
+    /// Serving certificate and key.
+    pub cert: CertPaths,
+    /// CA that apiserver client certificates must chain to; none: no client auth.
+    pub client_ca: Option<PathBuf>,
+    /// How often the certificate files are checked for a change.
+    pub reload_interval: Duration,
+    /// After SIGTERM, how long to keep serving with readiness down before closing.
+    pub drain_delay: Duration,
+    /// How long in-flight requests may take to finish after the listeners close.
+    pub shutdown_grace: Duration,
+}
+
+/// Listeners bound and TLS loaded, not yet serving.
+pub struct Bound {
+    /// The webhook's local address (useful with port 0).
+    pub webhook_addr: SocketAddr,
+    /// The admin listener's local address.
+    pub admin_addr: SocketAddr,
+    webhook: TcpListener,
+    admin: TcpListener,
+    tls: Arc<Tls>,
+    state: AppState,
+    options: Options,
+}
+
+/// A server that could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TLS could not be set up.
+    #[error(transparent)]
+    Tls(#[from] tls::Error),
+}
+
+/// Bind both listeners and load the certificate (failing fast on a bad one).
+pub async fn bind(options: Options, state: AppState) -> Result<Bound, Error> {
+    let tls = Arc::new(Tls::new(
+        options.cert.clone(),
+        options.client_ca.as_deref(),
+        &state.metrics,
+    )?);
+    let bind = |addr: SocketAddr| async move {
+        TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })
+    };
+    let webhook = bind(options.listen).await?;
+    let admin = bind(options.admin_listen).await?;
+    let webhook_addr = webhook.local_addr().map_err(|source| Error::Bind {
+        addr: options.listen,
+        source,
+    })?;
+    let admin_addr = admin.local_addr().map_err(|source| Error::Bind {
+        addr: options.admin_listen,
+        source,
+    })?;
+    Ok(Bound {
+        webhook_addr,
+        admin_addr,
+        webhook,
+        admin,
+        tls,
+        state,
+        options,
+    })
+}
+
+impl Bound {
+    /// Serve until `shutdown` resolves, then drain and return.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
+        let Bound {
+            webhook,
+            admin,
+            tls,
+            state,
+            options,
+            webhook_addr,
+            admin_addr,
+        } = self;
+        let readiness = state.readiness.clone();
+        let watcher = tokio::spawn(
+            tls.clone()
+                .watch(options.reload_interval, state.metrics.clone()),
+        );
+
+        let admin_router = admin::router(state.clone());
+        let (admin_stop_tx, admin_stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let admin_task = tokio::spawn(async move {
+            let serve = axum::serve(admin, admin_router).with_graceful_shutdown(async move {
+                let _ = admin_stop_rx.await;
+            });
+            if let Err(e) = serve.await {
+                tracing::error!(error = %e, "admin listener failed");
+            }
+        });
+
+        let app = router(state);
+        let acceptor = TlsAcceptor::from(tls.config.clone());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        readiness.set_loaded();
+        tracing::info!(webhook = %webhook_addr, admin = %admin_addr, "covenant serving");
+
+        tokio::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                accepted = webhook.accept() => accepted,
+                () = &mut shutdown => break,
+            };
+            let (tcp, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Accept errors (EMFILE and the like) are transient: back off briefly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            spawn_connection(tcp, peer, acceptor.clone(), app.clone(), graceful.watcher());
+        }
+
+        // Shutdown: readiness first, so the endpoints controller stops routing to us, then
+        // keep serving through the drain delay, then close and wait for in-flight requests.
+        readiness.set_draining();
+        tracing::info!(drain_delay = ?options.drain_delay, "shutdown requested; readiness dropped");
+        if !options.drain_delay.is_zero() {
+            // Keep accepting during the delay: a request the apiserver routed before it saw
+            // readiness drop still reaches a listener.
+            let deadline = tokio::time::sleep(options.drain_delay);
+            tokio::pin!(deadline);
+            loop {
+                tokio::select! {
+                    () = &mut deadline => break,
+                    accepted = webhook.accept() => if let Ok((tcp, peer)) = accepted {
+                        spawn_connection(tcp, peer, acceptor.clone(), app.clone(), graceful.watcher());
+                    },
+                }
+            }
+        }
+        drop(webhook);
+        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(grace = ?options.shutdown_grace, "in-flight requests did not finish within the grace period");
+        }
+        watcher.abort();
+        let _ = admin_stop_tx.send(());
+        let _ = admin_task.await;
+        tracing::info!("covenant stopped");
+    }
+}
+
+/// Serve one accepted connection: TLS handshake (bounded in time), then HTTP/1.1 or HTTP/2
+/// as ALPN chose, watched by the graceful-shutdown tracker.
+fn spawn_connection(
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    acceptor: TlsAcceptor,
+    app: Router,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    let _ = tcp.set_nodelay(true);
+    tokio::spawn(async move {
+        let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await
+        {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!(%peer, "TLS handshake timed out");
+                return;
+            }
+        };
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        // HTTP/2 hardening: bounded streams and resets (the rapid-reset flood).
+        builder
+            .http2()
+            .max_concurrent_streams(250)
+            .max_pending_accept_reset_streams(64);
+        let service = TowerToHyperService::new(app);
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        if let Err(e) = watcher.watch(conn).await {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
+        }
+    });
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

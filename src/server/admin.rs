@@ -1,0 +1,44 @@
+//! The admin listener (plain HTTP, for probes and Prometheus): `/livez`, `/readyz`,
+//! `/metrics`. Never serves admission.
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use super::problem::Problem;
+use super::state::AppState;
+
+/// The admin router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/livez", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .fallback(|uri: axum::http::Uri| async move {
+            let mut p = Problem::not_found(uri.path());
+            p.detail = format!(
+                "no route {}; the admin listener serves /livez, /readyz and /metrics",
+                uri.path()
+            );
+            p
+        })
+        .with_state(state)
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.readiness.check() {
+        Ok(()) => (StatusCode::OK, "ok\n").into_response(),
+        Err(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {why}\n"),
+        )
+            .into_response(),
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let body = crate::metrics::render(&state.registry);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
+}

@@ -1,0 +1,230 @@
+//! TLS for the webhook listener: rustls with TLS 1.2+, ALPN h2 and http/1.1, a certificate
+//! resolver whose key pair is swapped atomically when the files change (cert-manager
+//! rotates a Secret by swapping a symlink), and optional client-certificate authentication
+//! of the apiserver.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
+use rustls::{RootCertStore, ServerConfig};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::metrics::Metrics;
+
+/// TLS setup that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file did not hold what was expected.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The path.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Where the serving certificate and key live.
+#[derive(Clone, Debug)]
+pub struct CertPaths {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A loaded key pair, and the bytes it was loaded from (to notice a change).
+struct Loaded {
+    key: Arc<CertifiedKey>,
+    bytes: (Vec<u8>, Vec<u8>),
+    not_after: Option<i64>,
+}
+
+fn load(paths: &CertPaths) -> Result<Loaded, Error> {
+    let cert_bytes = read(&paths.cert)?;
+    let key_bytes = read(&paths.key)?;
+    let invalid = |path: &Path, reason: String| Error::Invalid {
+        path: path.display().to_string(),
+        reason,
+    };
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|e| invalid(&paths.cert, format!("not a PEM certificate chain: {e}")))?;
+    if chain.is_empty() {
+        return Err(invalid(
+            &paths.cert,
+            "no certificate found; expected a PEM CERTIFICATE block".into(),
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_bytes)
+        .map_err(|e| invalid(&paths.key, format!("not a PEM private key: {e}")))?;
+    let signing_key = provider()
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| invalid(&paths.key, format!("unusable private key: {e}")))?;
+    let certified = CertifiedKey::new(chain, signing_key);
+    certified.keys_match().map_err(|e| {
+        invalid(
+            &paths.key,
+            format!("key does not match the certificate: {e}"),
+        )
+    })?;
+    let not_after = x509_parser::parse_x509_certificate(certified.cert[0].as_ref())
+        .ok()
+        .map(|(_, c)| c.validity().not_after.timestamp());
+    Ok(Loaded {
+        key: Arc::new(certified),
+        bytes: (cert_bytes, key_bytes),
+        not_after,
+    })
+}
+
+/// Serves whichever key pair was loaded last.
+#[derive(Debug)]
+pub struct ReloadingResolver {
+    current: ArcSwap<CertifiedKey>,
+}
+
+impl ResolvesServerCert for ReloadingResolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.load_full())
+    }
+}
+
+/// The serving TLS state: a rustls config whose certificate can be reloaded.
+pub struct Tls {
+    /// The rustls config, built once; rotation swaps the key inside the resolver.
+    pub config: Arc<ServerConfig>,
+    resolver: Arc<ReloadingResolver>,
+    paths: CertPaths,
+    last: std::sync::Mutex<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Tls {
+    /// Load the certificate (failing fast) and build the server config.
+    pub fn new(
+        paths: CertPaths,
+        client_ca: Option<&Path>,
+        metrics: &Metrics,
+    ) -> Result<Tls, Error> {
+        let loaded = load(&paths)?;
+        if let Some(t) = loaded.not_after {
+            metrics.certificate_expiry.set(t as f64);
+        }
+        let resolver = Arc::new(ReloadingResolver {
+            current: ArcSwap::new(loaded.key),
+        });
+        let builder = ServerConfig::builder_with_provider(provider())
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(|e| Error::Invalid {
+                path: "tls".into(),
+                reason: e.to_string(),
+            })?;
+        let builder = match client_ca {
+            None => builder.with_no_client_auth(),
+            Some(ca) => {
+                let bytes = read(ca)?;
+                let mut roots = RootCertStore::empty();
+                for cert in CertificateDer::pem_slice_iter(&bytes) {
+                    let cert = cert.map_err(|e| Error::Invalid {
+                        path: ca.display().to_string(),
+                        reason: format!("not a PEM certificate: {e}"),
+                    })?;
+                    roots.add(cert).map_err(|e| Error::Invalid {
+                        path: ca.display().to_string(),
+                        reason: format!("unusable CA certificate: {e}"),
+                    })?;
+                }
+                let verifier =
+                    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+                        .build()
+                        .map_err(|e| Error::Invalid {
+                            path: ca.display().to_string(),
+                            reason: e.to_string(),
+                        })?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let mut config = builder.with_cert_resolver(resolver.clone());
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Tls {
+            config: Arc::new(config),
+            resolver,
+            paths,
+            last: std::sync::Mutex::new(loaded.bytes),
+        })
+    }
+
+    /// Re-read the files; swap the key pair if they changed and load. Returns whether a new
+    /// pair is in service. A broken pair leaves the old one serving.
+    pub fn reload(&self, metrics: &Metrics) -> Result<bool, Error> {
+        let cert = read(&self.paths.cert)?;
+        let key = read(&self.paths.key)?;
+        {
+            let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if last.0 == cert && last.1 == key {
+                return Ok(false);
+            }
+        }
+        match load(&self.paths) {
+            Ok(loaded) => {
+                self.resolver.current.store(loaded.key);
+                if let Some(t) = loaded.not_after {
+                    metrics.certificate_expiry.set(t as f64);
+                }
+                *self.last.lock().unwrap_or_else(|p| p.into_inner()) = loaded.bytes;
+                metrics.tls_reloads.with_label_values(&["success"]).inc();
+                tracing::info!(cert = %self.paths.cert.display(), "serving certificate reloaded");
+                Ok(true)
+            }
+            Err(e) => {
+                metrics.tls_reloads.with_label_values(&["failure"]).inc();
+                Err(e)
+            }
+        }
+    }
+
+    /// Poll the files every `interval` until the task is dropped.
+    pub async fn watch(self: Arc<Self>, interval: Duration, metrics: Metrics) {
+        let mut tick = tokio::time::interval(interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let me = self.clone();
+            let m = metrics.clone();
+            match tokio::task::spawn_blocking(move || me.reload(&m)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "serving certificate not reloaded; the previous one stays in service")
+                }
+                Err(e) => tracing::error!(error = %e, "certificate reload task failed"),
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Reading documents from text: a YAML (or JSON) stream becomes JSON values, each with the
+//! position of every member and item, and with duplicated mapping keys reported instead of
+//! resolved. The scanner is yaml-rust2's; this module only builds the tree as the events
+//! arrive, so positions and duplicates come from the same single pass.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+use yaml_rust2::Yaml;
+
+/// A 1-based line and column in the source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl Position {
+    fn of(mark: Marker) -> Position {
+        Position {
+            line: mark.line().max(1),
+            column: mark.col() + 1,
+        }
+    }
+}
+
+/// Where each member and item of a document starts, by RFC 6901 pointer.
+#[derive(Clone, Debug, Default)]
+pub struct Positions {
+    start: Position,
+    by_pointer: HashMap<String, Position>,
+}
+
+impl Positions {
+    /// The position of `pointer`, or of its nearest ancestor that has one, or of the
+    /// document's start.
+    pub fn locate(&self, pointer: &str) -> Position {
+        let mut p = pointer;
+        loop {
+            if let Some(pos) = self.by_pointer.get(p) {
+                return *pos;
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return self.start,
+            }
+        }
+    }
+}
+
+/// A key that one mapping carries twice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// Pointer of the duplicated member.
+    pub pointer: String,
+    /// The key as written.
+    pub key: String,
+    /// Where the key first appeared.
+    pub first: Position,
+    /// Where it appeared again.
+    pub again: Position,
+}
+
+/// One document of a stream.
+#[derive(Clone, Debug)]
+pub struct SourceDocument {
+    /// 0-based index in the stream (empty documents are not counted).
+    pub index: usize,
+    /// The document as JSON. With duplicate keys, the first occurrence is kept.
+    pub value: Value,
+    /// Positions of members and items.
+    pub positions: Positions,
+    /// Keys that appeared twice in one mapping.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+/// Text that is not YAML at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason} at line {}, column {}", at.line, at.column)]
+pub struct SyntaxError {
+    /// What the scanner said.
+    pub reason: String,
+    /// Where.
+    pub at: Position,
+    /// How many complete documents preceded the error.
+    pub documents_before: usize,
+}
+
+/// Parse a YAML stream (JSON is YAML) into its documents.
+pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
+        reason: e.info().to_string(),
+        at: Position::of(*e.marker()),
+        documents_before: builder.documents.len(),
+    });
+    let error = error.or(builder.error.take());
+    (builder.documents, error)
+}
+
+// === impl Builder ===
+
+enum Frame {
+    Seq {
+        items: Vec<Value>,
+        anchor: usize,
+    },
+    Map {
+        members: Map<String, Value>,
+        anchor: usize,
+        key: Option<String>,
+        seen: HashMap<String, Position>,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    documents: Vec<SourceDocument>,
+    stack: Vec<Frame>,
+    /// Pointer tokens of the node being built, parallel to `stack`.
+    path: Vec<String>,
+    anchors: HashMap<usize, Value>,
+    positions: Positions,
+    duplicates: Vec<DuplicateKey>,
+    in_document: bool,
+    root: Option<Value>,
+    error: Option<SyntaxError>,
+}
+
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+impl Builder {
+    fn pointer(&self) -> String {
+        let mut p = String::new();
+        for t in &self.path {
+            p.push('/');
+            p.push_str(&escape(t));
+        }
+        p
+    }
+
+    /// Called when a node (scalar, alias or collection) begins: records its position and,
+    /// inside a sequence, pushes its index onto the path.
+    fn begin_node(&mut self, mark: Marker) {
+        if let Some(Frame::Seq { items, .. }) = self.stack.last() {
+            self.path.push(items.len().to_string());
+            let p = self.pointer();
+            self.positions
+                .by_pointer
+                .entry(p)
+                .or_insert(Position::of(mark));
+        }
+    }
+
+    /// Deliver a finished node to its parent.
+    fn finish_node(&mut self, value: Value, anchor: usize, mark: Marker) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        enum Slot {
+            Root,
+            Item,
+            Key,
+            Member(String),
+        }
+        let slot = match self.stack.last_mut() {
+            None => Slot::Root,
+            Some(Frame::Seq { .. }) => Slot::Item,
+            Some(Frame::Map { key, .. }) => match key.take() {
+                None => Slot::Key,
+                Some(k) => Slot::Member(k),
+            },
+        };
+        match slot {
+            Slot::Root => self.root = Some(value),
+            Slot::Item => {
+                if let Some(Frame::Seq { items, .. }) = self.stack.last_mut() {
+                    items.push(value);
+                }
+                self.path.pop();
+            }
+            Slot::Key => {
+                let text = match value {
+                    Value::String(s) => s,
+                    Value::Null => "null".to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Array(_) | Value::Object(_) => {
+                        self.fail("a mapping key must be a scalar", mark);
+                        String::new()
+                    }
+                };
+                let at = Position::of(mark);
+                self.path.push(text.clone());
+                let pointer = self.pointer();
+                if let Some(Frame::Map { key, seen, .. }) = self.stack.last_mut() {
+                    if let Some(first) = seen.get(&text) {
+                        self.duplicates.push(DuplicateKey {
+                            pointer,
+                            key: text.clone(),
+                            first: *first,
+                            again: at,
+                        });
+                    } else {
+                        seen.insert(text.clone(), at);
+                        self.positions.by_pointer.insert(pointer, at);
+                    }
+                    *key = Some(text);
+                }
+            }
+            Slot::Member(k) => {
+                // The first occurrence of a key wins; a duplicate is reported, not merged.
+                if let Some(Frame::Map { members, .. }) = self.stack.last_mut() {
+                    members.entry(k).or_insert(value);
+                }
+                self.path.pop();
+            }
+        }
+    }
+
+    fn fail(&mut self, reason: &str, mark: Marker) {
+        if self.error.is_none() {
+            self.error = Some(SyntaxError {
+                reason: reason.to_string(),
+                at: Position::of(mark),
+                documents_before: self.documents.len(),
+            });
+        }
+    }
+}
+
+fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
+    let resolve = match tag {
+        Some(t) if t.handle == "!!" && t.suffix == "str" => false,
+        Some(t) if t.handle == "tag:yaml.org,2002:" && t.suffix == "str" => false,
+        Some(_) => true,
+        None => style == TScalarStyle::Plain,
+    };
+    if !resolve {
+        return Value::String(text);
+    }
+    match Yaml::from_str(&text) {
+        Yaml::Null => Value::Null,
+        Yaml::Boolean(b) => Value::Bool(b),
+        Yaml::Integer(i) => Value::Number(i.into()),
+        Yaml::Real(r) => {
+            let parsed = match r.as_str() {
+                ".inf" | ".Inf" | ".INF" | "+.inf" | "-.inf" | ".nan" | ".NaN" | ".NAN" => None,
+                _ => r.parse::<f64>().ok(),
+            };
+            match parsed.and_then(Number::from_f64) {
+                Some(n) => Value::Number(n),
+                // JSON has no infinities or NaN: keep the text rather than invent a number.
+                None => Value::String(r),
+            }
+        }
+        _ => match text.parse::<u64>() {
+            Ok(u) => Value::Number(u.into()),
+            Err(_) => Value::String(text),
+        },
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        match ev {
+            Event::DocumentStart => {
+                self.in_document = true;
+                self.positions = Positions {
+                    start: Position::of(mark),
+                    ..Default::default()
+                };
+                self.anchors.clear();
+            }
+            Event::DocumentEnd => {
+                self.in_document = false;
+                let root = self.root.take();
+                let positions = std::mem::take(&mut self.positions);
+                let duplicates = std::mem::take(&mut self.duplicates);
+                match root {
+                    // An empty document (a stray `---`) is not a document.
+                    None | Some(Value::Null) if duplicates.is_empty() => {}
+                    root => self.documents.push(SourceDocument {
+                        index: self.documents.len(),
+                        value: root.unwrap_or(Value::Null),
+                        positions,
+                        duplicates,
+                    }),
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                self.begin_node(mark);
+                let value = scalar(text, style, tag.as_ref());
+                self.finish_node(value, anchor, mark);
+            }
+            Event::Alias(id) => {
+                self.begin_node(mark);
+                let value = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
+                self.finish_node(value, 0, mark);
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.begin_node(mark);
+                self.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    anchor,
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                self.begin_node(mark);
+                self.stack.push(Frame::Map {
+                    members: Map::new(),
+                    anchor,
+                    key: None,
+                    seen: HashMap::new(),
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
+                Some(Frame::Seq { items, anchor }) => {
+                    self.finish_node(Value::Array(items), anchor, mark)
+                }
+                Some(Frame::Map {
+                    members, anchor, ..
+                }) => self.finish_node(Value::Object(members), anchor, mark),
+                None => self.fail("unbalanced collection end", mark),
+            },
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn multi_document_stream_with_positions() {
+        let text = "a: 1\nb:\n  - x\n  - y: true\n---\n---\nc: \"2\"\n";
+        let (docs, err) = parse_stream(text);
+        assert!(err.is_none());
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].value, json!({"a": 1, "b": ["x", {"y": true}]}));
+        assert_eq!(docs[1].value, json!({"c": "2"}));
+        assert_eq!(
+            docs[0].positions.locate("/b"),
+            Position { line: 2, column: 1 }
+        );
+        assert_eq!(
+            docs[0].positions.locate("/b/1/y"),
+            Position { line: 4, column: 5 }
+        );
+        assert_eq!(
+            docs[0].positions.locate("/b/1/y/zz"),
+            Position { line: 4, column: 5 }
+        );
+        assert_eq!(docs[1].index, 1);
+    }
+
+    #[test]
+    fn duplicate_keys_are_reported_with_both_positions() {
+        let (docs, _) = parse_stream("x: 1\nm:\n  k: 1\n  k: 2\n");
+        let d = &docs[0].duplicates;
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].pointer, "/m/k");
+        assert_eq!(d[0].first.line, 3);
+        assert_eq!(d[0].again.line, 4);
+        assert_eq!(docs[0].value, json!({"x": 1, "m": {"k": 1}}));
+    }
+
+    #[test]
+    fn json_text_parses_and_quoted_scalars_stay_strings() {
+        let (docs, err) = parse_stream(r#"{"a": "1", "b": 1.5, "c": null, "d": [1, "x"]}"#);
+        assert!(err.is_none());
+        assert_eq!(
+            docs[0].value,
+            json!({"a": "1", "b": 1.5, "c": null, "d": [1, "x"]})
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_line_and_column() {
+        let (_, err) = parse_stream("a: [1, 2\nb: 3\n");
+        let err = err.expect("syntax error");
+        assert!(err.at.line >= 1);
+        assert!(err.to_string().contains("line"));
+    }
+
+    #[test]
+    fn anchors_and_aliases_resolve() {
+        let (docs, _) = parse_stream("a: &x {k: 1}\nb: *x\n");
+        assert_eq!(docs[0].value, json!({"a": {"k": 1}, "b": {"k": 1}}));
+    }
+
+    #[test]
+    fn keys_with_slashes_are_escaped_in_pointers() {
+        let (docs, _) = parse_stream("metadata:\n  labels:\n    app.kubernetes.io/name: x\n");
+        let pos = docs[0]
+            .positions
+            .locate("/metadata/labels/app.kubernetes.io~1name");
+        assert_eq!(pos.line, 3);
+    }
+}

@@ -1,0 +1,202 @@
+//! The subject: what is being judged, independent of where it came from (an admission
+//! request or a file). Objects are kept as raw JSON and parsed only when a rule asks, so a
+//! review no rule concerns is answered without parsing its object.
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// Group, version and kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Gvk {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version within the group.
+    pub version: String,
+    /// Kind; empty when the document names none.
+    pub kind: String,
+}
+
+impl Gvk {
+    /// Split an `apiVersion` (`group/version` or `version`) and a kind.
+    pub fn from_api_version(api_version: &str, kind: &str) -> Gvk {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// `group/version` or `version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl fmt::Display for Gvk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.api_version(), self.kind)
+    }
+}
+
+/// The operation an admission request performs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// CREATE (and every document `covenant check` reads).
+    Create,
+    /// UPDATE.
+    Update,
+    /// DELETE.
+    Delete,
+    /// CONNECT.
+    Connect,
+    /// Anything else the request named; no rule runs on it.
+    Other(String),
+}
+
+impl Operation {
+    /// Parse the AdmissionRequest spelling.
+    pub fn parse(s: &str) -> Operation {
+        match s {
+            "CREATE" => Operation::Create,
+            "UPDATE" => Operation::Update,
+            "DELETE" => Operation::Delete,
+            "CONNECT" => Operation::Connect,
+            other => Operation::Other(other.to_string()),
+        }
+    }
+
+    /// The AdmissionRequest spelling; `other` for an unknown one (a bounded metric label).
+    pub fn as_label(&self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+            Operation::Other(_) => "other",
+        }
+    }
+}
+
+/// An object kept as raw JSON (from a review) or as a value (from a file), parsed once,
+/// on first use.
+#[derive(Debug)]
+pub struct Object {
+    raw: Option<Box<RawValue>>,
+    parsed: OnceLock<Result<Value, String>>,
+}
+
+impl Object {
+    /// An object still in its raw JSON form.
+    pub fn from_raw(raw: Box<RawValue>) -> Object {
+        Object {
+            raw: Some(raw),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// An object already parsed.
+    pub fn from_value(value: Value) -> Object {
+        let parsed = OnceLock::new();
+        let _ = parsed.set(Ok(value));
+        Object { raw: None, parsed }
+    }
+
+    /// The parsed value, or why it could not be parsed.
+    pub fn value(&self) -> Result<&Value, &str> {
+        self.parsed
+            .get_or_init(|| match &self.raw {
+                Some(raw) => serde_json::from_str(raw.get()).map_err(|e| e.to_string()),
+                None => Ok(Value::Null),
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Whether the object has been parsed (for tests and benches of laziness).
+    pub fn is_parsed(&self) -> bool {
+        self.parsed.get().is_some()
+    }
+}
+
+/// What is being judged.
+#[derive(Debug)]
+pub struct Subject {
+    /// The object's group, version and kind (empty kind: the document names none).
+    pub gvk: Gvk,
+    /// The operation.
+    pub operation: Operation,
+    /// The object's name.
+    pub name: String,
+    /// The object's namespace.
+    pub namespace: Option<String>,
+    /// The object as it would be stored (absent on DELETE).
+    pub object: Option<Object>,
+    /// The object before the change (UPDATE, DELETE).
+    pub old_object: Option<Object>,
+    /// Whether the request is a dry run.
+    pub dry_run: bool,
+    /// The requesting user.
+    pub user: Option<String>,
+    /// What remains of the request's deadline, for rules that look up cluster state.
+    pub budget: Option<Duration>,
+    /// When the subject was received, for exemption expiry; the engine reads no clock.
+    pub received_at: Option<SystemTime>,
+}
+
+impl Subject {
+    /// A subject for a document read from a file: a CREATE of that document.
+    pub fn from_document(value: Value) -> Subject {
+        let str_at = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        let api_version = str_at(&value, "apiVersion").unwrap_or_default();
+        let kind = str_at(&value, "kind").unwrap_or_default();
+        let metadata = value.get("metadata").cloned().unwrap_or(Value::Null);
+        let name = str_at(&metadata, "name").unwrap_or_default();
+        let namespace = str_at(&metadata, "namespace");
+        Subject {
+            gvk: Gvk::from_api_version(&api_version, &kind),
+            operation: Operation::Create,
+            name,
+            namespace,
+            object: Some(Object::from_value(value)),
+            old_object: None,
+            dry_run: true,
+            user: None,
+            budget: None,
+            received_at: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gvk_splits_core_and_grouped_api_versions() {
+        assert_eq!(Gvk::from_api_version("v1", "Pod").group, "");
+        let g = Gvk::from_api_version("apps/v1", "Deployment");
+        assert_eq!((g.group.as_str(), g.version.as_str()), ("apps", "v1"));
+        assert_eq!(g.to_string(), "apps/v1 Deployment");
+    }
+
+    #[test]
+    fn raw_object_is_parsed_only_on_first_use() {
+        let raw = RawValue::from_string("{\"a\":1}".to_string()).unwrap();
+        let o = Object::from_raw(raw);
+        assert!(!o.is_parsed());
+        assert_eq!(o.value().unwrap()["a"], 1);
+        assert!(o.is_parsed());
+    }
+}
