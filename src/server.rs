@@ -31,9 +31,18 @@ pub use tls::{CertPaths, Tls};
 
 /// The webhook router (what the TLS listener serves). Testable without a socket.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/api/v0/validate", post(webhook::validate))
-        .route("/api/v0/mutate", post(webhook::mutate))
+    boundary(
+        Router::new()
+            .route("/api/v0/validate", post(webhook::validate))
+            .route("/api/v0/mutate", post(webhook::mutate))
+            .with_state(state),
+    )
+}
+
+/// The HTTP boundary every webhook route sits behind: unknown routes answer 404, wrong
+/// methods 405, and a handler that panics answers 500; each as a problem document.
+pub fn boundary(routes: Router) -> Router {
+    routes
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             Problem::method_not_allowed(method.as_str(), uri.path())
         })
@@ -42,7 +51,6 @@ pub fn router(state: AppState) -> Router {
             tracing::error!("a request handler panicked");
             Problem::internal().into_response()
         }))
-        .with_state(state)
 }
 
 /// How to run the listeners.

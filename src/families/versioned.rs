@@ -28,6 +28,9 @@ impl Versioned {
 /// The members every versioned document carries.
 const IDENTITY: [&str; 2] = ["schema", "version"];
 
+/// The members of a Kubernetes object that carries a versioned format (see `resources`).
+const K8S_ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
 fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
@@ -139,8 +142,15 @@ impl Family for Versioned {
         if !cx.runs("CVN-101") {
             return;
         }
+        // A format carried by a custom resource also has the Kubernetes object envelope.
+        let envelope: &[&str] = if subject.gvk.kind.is_empty() {
+            &[]
+        } else {
+            &K8S_ENVELOPE
+        };
         let allowed: Vec<&str> = IDENTITY
             .iter()
+            .chain(envelope)
             .copied()
             .chain(members.iter().map(String::as_str))
             .collect();

@@ -1,0 +1,254 @@
+//! Shared test harness: a real covenant server on loopback with TLS, and HTTP clients.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use covenant::certs::DevCerts;
+use covenant::cluster::EmptyCluster;
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::metrics::Metrics;
+use covenant::server::{self, AppState, CertPaths, Options};
+
+/// The fixtures folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Every `.json` AdmissionReview body under tests/fixtures/admission, sorted.
+pub fn corpus_reviews() -> Vec<PathBuf> {
+    let files = covenant::report::discover(&fixtures().join("admission")).unwrap();
+    files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect()
+}
+
+/// The config the versioned fixtures use.
+pub fn versioned_config() -> Config {
+    Config::load(&fixtures().join("versioned/covenant.yaml")).unwrap()
+}
+
+/// A running server and what a test needs to talk to it.
+pub struct TestServer {
+    /// Webhook address.
+    pub webhook: SocketAddr,
+    /// Admin address.
+    pub admin: SocketAddr,
+    /// The CA the serving certificate chains to.
+    pub ca_pem: String,
+    /// Where the certificate files live.
+    pub dir: tempfile::TempDir,
+    /// The state the server runs with.
+    pub state: AppState,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Knobs a test may turn.
+pub struct Setup {
+    /// Config.
+    pub config: Config,
+    /// Client CA for mTLS.
+    pub client_ca: Option<PathBuf>,
+    /// Certificate reload poll.
+    pub reload_interval: Duration,
+    /// Drain delay after shutdown is requested.
+    pub drain_delay: Duration,
+    /// Certificate files to serve (default: fresh ones in the temp dir).
+    pub cert: Option<CertPaths>,
+    /// The CA of `cert`.
+    pub ca_pem: Option<String>,
+    /// A temp dir to keep (holding `cert`).
+    pub dir: Option<tempfile::TempDir>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            config: Config::embedded().unwrap(),
+            client_ca: None,
+            reload_interval: Duration::from_secs(2),
+            drain_delay: Duration::ZERO,
+            cert: None,
+            ca_pem: None,
+            dir: None,
+        }
+    }
+}
+
+/// Build the state a server runs with.
+pub fn state(config: &Config) -> AppState {
+    let registry = prometheus::Registry::new();
+    let metrics = Metrics::register(&registry).unwrap();
+    AppState {
+        engine: Arc::new(Engine::new(config)),
+        cluster: Arc::new(EmptyCluster),
+        metrics,
+        registry,
+        readiness: Arc::default(),
+        body_limit: config.body_limit,
+        lookup_budget: config.lookup_budget,
+        mutation_enabled: config.mutation_enabled,
+    }
+}
+
+impl TestServer {
+    /// Start a server with the embedded default config.
+    pub async fn start() -> TestServer {
+        TestServer::with(Setup::default()).await
+    }
+
+    /// Start a server as `setup` says.
+    pub async fn with(setup: Setup) -> TestServer {
+        let (dir, cert, ca_pem) = match (setup.dir, setup.cert, setup.ca_pem) {
+            (Some(d), Some(c), Some(ca)) => (d, c, ca),
+            _ => {
+                let dir = tempfile::tempdir().unwrap();
+                let certs =
+                    DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+                let w = certs.write(dir.path()).unwrap();
+                (
+                    dir,
+                    CertPaths {
+                        cert: w.cert,
+                        key: w.key,
+                    },
+                    certs.ca_pem,
+                )
+            }
+        };
+        let state = state(&setup.config);
+        let options = Options {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            admin_listen: "127.0.0.1:0".parse().unwrap(),
+            cert,
+            client_ca: setup.client_ca,
+            reload_interval: setup.reload_interval,
+            drain_delay: setup.drain_delay,
+            shutdown_grace: Duration::from_secs(10),
+        };
+        let bound = server::bind(options, state.clone()).await.unwrap();
+        let (webhook, admin) = (bound.webhook_addr, bound.admin_addr);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(bound.run(async move {
+            let _ = stopped.await;
+        }));
+        // Wait for readiness rather than sleeping a fixed time.
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if let Ok(r) = http.get(format!("http://{admin}/readyz")).send().await {
+                if r.status() == 200 {
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        TestServer {
+            webhook,
+            admin,
+            ca_pem,
+            dir,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// `https://localhost:PORT{path}`
+    pub fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.webhook.port())
+    }
+
+    /// A client that speaks HTTP/2 only.
+    pub fn h2(&self) -> reqwest::Client {
+        client(&[&self.ca_pem], self.webhook, true, None)
+    }
+
+    /// A client that speaks HTTP/1.1 only.
+    pub fn h1(&self) -> reqwest::Client {
+        client(&[&self.ca_pem], self.webhook, false, None)
+    }
+
+    /// Ask the server to shut down; returns the task to await.
+    pub fn shutdown(&mut self) -> tokio::task::JoinHandle<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.task.take().expect("server already shut down")
+    }
+
+    /// The admin listener's /metrics text.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(format!("http://{}/metrics", self.admin))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+}
+
+/// A TLS client trusting `cas`, pinned to `addr` for `localhost`.
+pub fn client(
+    cas: &[&str],
+    addr: SocketAddr,
+    h2: bool,
+    identity: Option<reqwest::Identity>,
+) -> reqwest::Client {
+    let mut b = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .use_rustls_tls()
+        .resolve("localhost", addr)
+        .timeout(Duration::from_secs(20));
+    for ca in cas {
+        b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap());
+    }
+    b = if h2 {
+        b.http2_prior_knowledge()
+    } else {
+        b.http1_only()
+    };
+    if let Some(id) = identity {
+        b = b.identity(id);
+    }
+    b.build().unwrap()
+}
+
+/// POST a JSON body to a route.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A v1 AdmissionReview wrapping `object` as a CREATE of `group`/`kind`.
+pub fn review(uid: &str, group: &str, kind: &str, object: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": group, "version": "v1", "kind": kind},
+            "resource": {"group": group, "version": "v1", "resource": format!("{}s", kind.to_lowercase())},
+            "name": object.pointer("/metadata/name").cloned().unwrap_or(serde_json::Value::Null),
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "tester"},
+            "object": object,
+            "oldObject": null,
+            "dryRun": false
+        }
+    })
+}

@@ -1,0 +1,226 @@
+//! TLS: certificate rotation by symlink swap under traffic, a broken rotation keeping the old
+//! certificate, and client-certificate authentication of the apiserver.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{client, post, Setup, TestServer};
+use covenant::certs::DevCerts;
+use covenant::server::CertPaths;
+
+fn sample() -> Vec<u8> {
+    std::fs::read(
+        common::fixtures()
+            .join("admission/kubewarden-policy-server/pod_with_privileged_containers.json"),
+    )
+    .unwrap()
+}
+
+/// Lay out certificates the way a kubelet projects a Secret: `tls.crt -> ..data/tls.crt`,
+/// `..data -> <version dir>`; rotation swaps `..data` atomically.
+fn project(dir: &Path, version: &str, certs: &DevCerts) {
+    let v = dir.join(version);
+    std::fs::create_dir_all(&v).unwrap();
+    std::fs::write(v.join("tls.crt"), &certs.cert_pem).unwrap();
+    std::fs::write(v.join("tls.key"), &certs.key_pem).unwrap();
+    let tmp = dir.join("..data_tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(version, &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join("..data")).unwrap();
+    for f in ["tls.crt", "tls.key"] {
+        let link = dir.join(f);
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("..data/{f}"), &link).unwrap();
+        }
+    }
+}
+
+fn names() -> Vec<String> {
+    vec!["localhost".into(), "127.0.0.1".into()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_rotation_mid_traffic_loses_no_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = DevCerts::generate(&names(), 2).unwrap();
+    let second = DevCerts::generate(&names(), 2).unwrap();
+    project(dir.path(), "v1", &first);
+    let cert = CertPaths {
+        cert: dir.path().join("tls.crt"),
+        key: dir.path().join("tls.key"),
+    };
+    let server = TestServer::with(Setup {
+        reload_interval: Duration::from_millis(50),
+        cert: Some(cert),
+        ca_pem: Some(first.ca_pem.clone()),
+        dir: Some(dir),
+        ..Setup::default()
+    })
+    .await;
+
+    // Traffic on fresh connections (each request a new handshake) and on a kept-alive one,
+    // trusting both CAs, while the certificate rotates underneath.
+    let fresh = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .use_rustls_tls()
+        .resolve("localhost", server.webhook)
+        .add_root_certificate(reqwest::Certificate::from_pem(first.ca_pem.as_bytes()).unwrap())
+        .add_root_certificate(reqwest::Certificate::from_pem(second.ca_pem.as_bytes()).unwrap())
+        .pool_max_idle_per_host(0)
+        .http1_only()
+        .build()
+        .unwrap();
+    let kept = client(&[&first.ca_pem, &second.ca_pem], server.webhook, true, None);
+    let url = server.url("/api/v0/validate");
+    let ok = Arc::new(AtomicUsize::new(0));
+    let mut traffic = Vec::new();
+    for c in [fresh, kept] {
+        let (url, ok) = (url.clone(), ok.clone());
+        traffic.push(tokio::spawn(async move {
+            let mut failures = Vec::new();
+            for _ in 0..150 {
+                match c
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(sample())
+                    .send()
+                    .await
+                {
+                    Ok(r) if r.status() == 200 => {
+                        ok.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok(r) => failures.push(format!("status {}", r.status())),
+                    Err(e) => failures.push(format!("{e:?}")),
+                }
+                tokio::time::sleep(Duration::from_millis(4)).await;
+            }
+            failures
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    project(server.dir.path(), "v2", &second);
+
+    // The new certificate comes into service: a client trusting only the new CA gets in.
+    let only_new = client(&[&second.ca_pem], server.webhook, false, None);
+    let mut served = false;
+    for _ in 0..100 {
+        if let Ok(r) = only_new
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(sample())
+            .send()
+            .await
+        {
+            served = r.status() == 200;
+            if served {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(served, "the rotated certificate never came into service");
+    for t in traffic {
+        let failures = t.await.unwrap();
+        assert!(
+            failures.is_empty(),
+            "requests failed during rotation: {failures:?}"
+        );
+    }
+    assert_eq!(ok.load(Ordering::SeqCst), 300);
+    let metrics = server.metrics().await;
+    assert!(
+        metrics.contains("covenant_tls_reloads_total{result=\"success\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_broken_rotation_keeps_the_old_certificate_serving() {
+    let server = TestServer::with(Setup {
+        reload_interval: Duration::from_millis(50),
+        ..Setup::default()
+    })
+    .await;
+    std::fs::write(server.dir.path().join("tls.crt"), "not a certificate").unwrap();
+    let mut failed = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if server
+            .metrics()
+            .await
+            .contains("covenant_tls_reloads_total{result=\"failure\"} 1")
+        {
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed, "the broken certificate was not reported");
+    let resp = post(&server.h2(), &server.url("/api/v0/validate"), sample()).await;
+    assert_eq!(resp.status(), 200);
+}
+
+fn client_identity(ca: &DevCerts) -> reqwest::Identity {
+    use rcgen::{CertificateParams, ExtendedKeyUsagePurpose, Issuer, KeyPair};
+    let ca_key = KeyPair::from_pem(&ca.ca_key_pem).unwrap();
+    let issuer = Issuer::from_ca_cert_pem(&ca.ca_pem, &ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["kube-apiserver".to_string()]).unwrap();
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    reqwest::Identity::from_pem(format!("{}{}", cert.pem(), key.serialize_pem()).as_bytes())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn client_ca_admits_only_apiservers_with_a_certificate_from_it() {
+    let apiserver_ca = DevCerts::generate(&["apiserver-ca".into()], 2).unwrap();
+    let other_ca = DevCerts::generate(&["other-ca".into()], 2).unwrap();
+    let ca_dir = tempfile::tempdir().unwrap();
+    let ca_file = ca_dir.path().join("client-ca.crt");
+    std::fs::write(&ca_file, &apiserver_ca.ca_pem).unwrap();
+    let server = TestServer::with(Setup {
+        client_ca: Some(ca_file),
+        ..Setup::default()
+    })
+    .await;
+    let url = server.url("/api/v0/validate");
+
+    let anonymous = client(&[&server.ca_pem], server.webhook, false, None);
+    let err = anonymous
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(sample())
+        .send()
+        .await;
+    assert!(err.is_err(), "a client without a certificate got through");
+
+    let stranger = client(
+        &[&server.ca_pem],
+        server.webhook,
+        false,
+        Some(client_identity(&other_ca)),
+    );
+    let err = stranger
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(sample())
+        .send()
+        .await;
+    assert!(
+        err.is_err(),
+        "a client with a foreign certificate got through"
+    );
+
+    let apiserver = client(
+        &[&server.ca_pem],
+        server.webhook,
+        true,
+        Some(client_identity(&apiserver_ca)),
+    );
+    let resp = post(&apiserver, &url, sample()).await;
+    assert_eq!(resp.status(), 200);
+}
