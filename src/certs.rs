@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+    KeyPair, KeyUsagePurpose,
 };
 
 /// A generated CA and serving certificate, PEM encoded.
@@ -61,14 +61,10 @@ impl DevCerts {
         let ca_key = KeyPair::generate()?;
         let mut ca = CertificateParams::new(Vec::<String>::new())?;
         ca.distinguished_name = DistinguishedName::new();
-        ca.distinguished_name
-            .push(DnType::CommonName, "covenant development CA");
+        ca.distinguished_name.push(DnType::CommonName, "covenant development CA");
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
+        ca.key_usages =
+            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         ca.not_before = now - time::Duration::minutes(5);
         ca.not_after = not_after;
         let ca_cert = ca.self_signed(&ca_key)?;
@@ -77,10 +73,7 @@ impl DevCerts {
         let key = KeyPair::generate()?;
         let mut leaf = CertificateParams::new(names.to_vec())?;
         leaf.distinguished_name = DistinguishedName::new();
-        leaf.distinguished_name.push(
-            DnType::CommonName,
-            names.first().cloned().unwrap_or_default(),
-        );
+        leaf.distinguished_name.push(DnType::CommonName, names.first().cloned().unwrap_or_default());
         leaf.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         leaf.not_before = now - time::Duration::minutes(5);
@@ -107,11 +100,7 @@ impl DevCerts {
             move |source| Error::Write { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let written = Written {
-            ca: dir.join("ca.crt"),
-            cert: dir.join("tls.crt"),
-            key: dir.join("tls.key"),
-        };
+        let written = Written { ca: dir.join("ca.crt"), cert: dir.join("tls.crt"), key: dir.join("tls.key") };
         std::fs::write(&written.ca, &self.ca_pem).map_err(io(&written.ca))?;
         std::fs::write(&written.cert, &self.cert_pem).map_err(io(&written.cert))?;
         std::fs::write(&written.key, &self.key_pem).map_err(io(&written.key))?;
@@ -134,9 +123,7 @@ mod tests {
         let c = DevCerts::generate(&["covenant.covenant-system.svc".into()], 30).unwrap();
         assert!(c.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         assert!(c.key_pem.contains("PRIVATE KEY"));
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(c.ca_bundle())
-            .unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD.decode(c.ca_bundle()).unwrap();
         assert_eq!(decoded, c.ca_pem.as_bytes());
     }
 }

@@ -175,10 +175,8 @@ pub struct CertsArgs {
 }
 
 /// Command spellings that have moved, and what replaced them.
-pub const RENAMED: &[(&str, &str)] = &[
-    ("validate", "check"),
-    ("print-default-config", "config print-default"),
-];
+pub const RENAMED: &[(&str, &str)] =
+    &[("validate", "check"), ("print-default-config", "config print-default")];
 
 /// If `args` starts with a moved command spelling, the refusal naming the new one.
 pub fn renamed(args: &[String]) -> Option<String> {
@@ -199,21 +197,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("{}", rules_listing(output));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Config {
-            command: ConfigCommand::PrintDefault,
-        } => {
+        Command::Config { command: ConfigCommand::PrintDefault } => {
             print!("{}", crate::config::DEFAULT_YAML);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Config {
-            command: ConfigCommand::Check { file },
-        } => {
+        Command::Config { command: ConfigCommand::Check { file } } => {
             let config = Config::load(&file)?;
-            println!(
-                "{}: valid ({} families enabled)",
-                config.source,
-                config.families.len()
-            );
+            println!("{}: valid ({} families enabled)", config.source, config.families.len());
             Ok(ExitCode::SUCCESS)
         }
         Command::Certs(args) => {
@@ -258,27 +248,19 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for path in &args.paths {
         if path.as_os_str() == "-" {
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read stdin")?;
-            sources.push(crate::report::Source {
-                name: "-".into(),
-                text,
-            });
+            std::io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+            sources.push(crate::report::Source { name: "-".into(), text });
             continue;
         }
-        let files = crate::report::discover(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let files =
+            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
         if files.is_empty() {
             bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
         }
         for file in files {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            sources.push(crate::report::Source {
-                name: file.display().to_string(),
-                text,
-            });
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            sources.push(crate::report::Source { name: file.display().to_string(), text });
         }
     }
     let report = crate::report::check(&engine, cluster.as_ref(), &sources);
@@ -286,20 +268,13 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
         CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
     }
-    Ok(if report.denied() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn explain(id: &str) -> anyhow::Result<ExitCode> {
     let Some(rule) = crate::rules::lookup(id) else {
         let near = crate::rules::closest(id, CATALOG.iter().map(|r| r.id));
-        let hint = near
-            .first()
-            .map(|n| format!("; did you mean {n}?"))
-            .unwrap_or_default();
+        let hint = near.first().map(|n| format!("; did you mean {n}?")).unwrap_or_default();
         bail!("unknown rule id \"{id}\"{hint} (`covenant rules` lists them)");
     };
     print!("{}", explain_page(rule));
@@ -401,52 +376,32 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-const SAMPLE_REVIEW: &str =
-    include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
+const SAMPLE_REVIEW: &str = include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
 
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
     let (listen, admin_listen) = if args.dev {
         (
-            args.listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
-            args.admin_listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            args.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+            args.admin_listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
         )
     } else {
         (
-            args.listen
-                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8443))),
-            args.admin_listen
-                .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8080))),
+            args.listen.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8443))),
+            args.admin_listen.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 8080))),
         )
     };
     let (cert, dev_dir) = if args.dev {
-        let dir = args
-            .dev_cert_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("covenant-dev"));
+        let dir = args.dev_cert_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("covenant-dev"));
         let names = vec!["localhost".to_string(), listen.ip().to_string()];
         let certs = crate::certs::DevCerts::generate(&names, 30)?;
         let written = certs.write(&dir)?;
         std::fs::write(dir.join("sample-review.json"), SAMPLE_REVIEW)
             .with_context(|| format!("cannot write {}", dir.display()))?;
-        (
-            crate::server::CertPaths {
-                cert: written.cert,
-                key: written.key,
-            },
-            Some(dir),
-        )
+        (crate::server::CertPaths { cert: written.cert, key: written.key }, Some(dir))
     } else {
         match (&args.tls_cert, &args.tls_key) {
-            (Some(c), Some(k)) => (
-                crate::server::CertPaths {
-                    cert: c.clone(),
-                    key: k.clone(),
-                },
-                None,
-            ),
+            (Some(c), Some(k)) => (crate::server::CertPaths { cert: c.clone(), key: k.clone() }, None),
             _ => bail!("--tls-cert and --tls-key must be set (or run with --dev)"),
         }
     };
@@ -454,14 +409,15 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         (Some(dir), _) => load_cluster(Some(dir))?,
         (None, true) => load_cluster(None)?,
         (None, false) => {
-            tracing::warn!("the live cluster view is not built yet; serving with an empty cluster (as --offline)");
+            tracing::warn!(
+                "the live cluster view is not built yet; serving with an empty cluster (as --offline)"
+            );
             load_cluster(None)?
         }
     };
 
     let registry = prometheus::Registry::new();
-    let metrics =
-        crate::metrics::Metrics::register(&registry).context("cannot register metrics")?;
+    let metrics = crate::metrics::Metrics::register(&registry).context("cannot register metrics")?;
     let state = crate::server::AppState {
         engine: Arc::new(Engine::new(&config)),
         cluster,

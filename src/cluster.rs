@@ -49,13 +49,7 @@ pub trait ClusterView: Send + Sync {
 pub struct EmptyCluster;
 
 impl ClusterView for EmptyCluster {
-    fn list(
-        &self,
-        _: &str,
-        _: &str,
-        _: Option<&str>,
-        _: Option<Duration>,
-    ) -> Result<Vec<Arc<Value>>, Error> {
+    fn list(&self, _: &str, _: &str, _: Option<&str>, _: Option<Duration>) -> Result<Vec<Arc<Value>>, Error> {
         Ok(Vec::new())
     }
 }
@@ -79,22 +73,16 @@ pub struct LoadError {
 impl OfflineCluster {
     /// An offline cluster holding these objects.
     pub fn from_objects(objects: impl IntoIterator<Item = Value>) -> OfflineCluster {
-        OfflineCluster {
-            objects: objects.into_iter().map(Arc::new).collect(),
-        }
+        OfflineCluster { objects: objects.into_iter().map(Arc::new).collect() }
     }
 
     /// Every YAML or JSON document under `dir` (recursively).
     pub fn load_dir(dir: &Path) -> Result<OfflineCluster, LoadError> {
         let mut objects = Vec::new();
-        for path in crate::report::discover(dir).map_err(|e| LoadError {
-            path: dir.display().to_string(),
-            reason: e.to_string(),
-        })? {
-            let err = |reason: String| LoadError {
-                path: path.display().to_string(),
-                reason,
-            };
+        for path in crate::report::discover(dir)
+            .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?
+        {
+            let err = |reason: String| LoadError { path: path.display().to_string(), reason };
             let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
             let (docs, syntax) = parse_stream(&text);
             if let Some(e) = syntax {
@@ -121,12 +109,7 @@ impl ClusterView for OfflineCluster {
             let o_ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
             o_group == group && o_kind == kind && (namespace.is_none() || o_ns == namespace)
         };
-        Ok(self
-            .objects
-            .iter()
-            .filter(|o| matches(o))
-            .cloned()
-            .collect())
+        Ok(self.objects.iter().filter(|o| matches(o)).cloned().collect())
     }
 }
 
@@ -143,10 +126,7 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Pod"}),
         ]);
         assert_eq!(c.list("apps", "Deployment", None, None).unwrap().len(), 2);
-        assert_eq!(
-            c.list("apps", "Deployment", Some("a"), None).unwrap().len(),
-            1
-        );
+        assert_eq!(c.list("apps", "Deployment", Some("a"), None).unwrap().len(), 1);
         assert_eq!(c.list("", "Pod", None, None).unwrap().len(), 1);
     }
 }

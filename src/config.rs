@@ -77,11 +77,7 @@ pub enum Error {
 }
 
 fn list(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(|p| format!("  {p}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
 impl Config {
@@ -92,34 +88,21 @@ impl Config {
 
     /// Load a file.
     pub fn load(path: &Path) -> Result<Config, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::Read { path: path.display().to_string(), source })?;
         Config::from_text(&path.display().to_string(), &text, path.parent())
     }
 
     /// Parse a config text. Relative registry paths are read from `base`.
     pub fn from_text(name: &str, text: &str, base: Option<&Path>) -> Result<Config, Error> {
-        let invalid = |problems| Error::Invalid {
-            path: name.to_string(),
-            problems,
-        };
+        let invalid = |problems| Error::Invalid { path: name.to_string(), problems };
         let (docs, syntax) = parse_stream(text);
         if let Some(e) = syntax {
-            return Err(invalid(vec![Problem {
-                pointer: String::new(),
-                at: Some(e.at),
-                message: e.reason,
-            }]));
+            return Err(invalid(vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }]));
         }
         let [doc] = docs.as_slice() else {
             let message = format!("expected one Config document, found {}", docs.len());
-            return Err(invalid(vec![Problem {
-                pointer: String::new(),
-                at: None,
-                message,
-            }]));
+            return Err(invalid(vec![Problem { pointer: String::new(), at: None, message }]));
         };
         let mut problems: Vec<Problem> = doc
             .duplicates
@@ -127,26 +110,20 @@ impl Config {
             .map(|d| Problem {
                 pointer: d.pointer.clone(),
                 at: Some(d.again),
-                message: format!(
-                    "key \"{}\" appears twice (first at line {})",
-                    d.key, d.first.line
-                ),
+                message: format!("key \"{}\" appears twice (first at line {})", d.key, d.first.line),
             })
             .collect();
-        let file: file::ConfigFile =
-            match strict::decode(&doc.value, "Config", Some(&doc.positions)) {
-                Ok(f) => f,
-                Err(p) => {
-                    problems.extend(p);
-                    return Err(invalid(problems));
-                }
-            };
-        let resolved = resolve(file, &doc.positions, base, &mut problems);
+        let (file, decode_problems) =
+            strict::decode_all::<file::ConfigFile>(&doc.value, "Config", Some(&doc.positions));
+        problems.extend(decode_problems);
+        let Some(file) = file else {
+            return Err(invalid(problems));
+        };
+        let (mut config, registry_paths) = resolve(file, &doc.positions, base, &mut problems);
         if !problems.is_empty() {
+            problems.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.pointer.cmp(&b.pointer)));
             return Err(invalid(problems));
         }
-        let (mut config, registry_paths) =
-            resolved.expect("resolve returns a config when no problem");
         config.source = name.to_string();
         for path in registry_paths {
             config.registry.add_file(&path)?;
@@ -160,34 +137,23 @@ fn resolve(
     positions: &Positions,
     base: Option<&Path>,
     problems: &mut Vec<Problem>,
-) -> Option<(Config, Vec<PathBuf>)> {
+) -> (Config, Vec<PathBuf>) {
     let mut problem = |pointer: String, message: String| {
-        problems.push(Problem {
-            at: Some(positions.locate(&pointer)),
-            pointer,
-            message,
-        });
+        problems.push(Problem { at: Some(positions.locate(&pointer)), pointer, message });
     };
 
     let selectors = |words: &[String], at: &str, problem: &mut dyn FnMut(String, String)| {
         words
             .iter()
             .enumerate()
-            .filter_map(|(i, w)| {
-                Selector::parse(w)
-                    .map_err(|e| problem(format!("{at}/{i}"), e))
-                    .ok()
-            })
+            .filter_map(|(i, w)| Selector::parse(w).map_err(|e| problem(format!("{at}/{i}"), e)).ok())
             .collect::<Vec<_>>()
     };
     let select = selectors(&file.rules.select, "/rules/select", &mut problem);
     let ignore = selectors(&file.rules.ignore, "/rules/ignore", &mut problem);
     let mut actions = Vec::new();
     for (key, value) in &file.rules.actions {
-        let pointer = format!(
-            "/rules/actions/{}",
-            key.replace('~', "~0").replace('/', "~1")
-        );
+        let pointer = format!("/rules/actions/{}", key.replace('~', "~0").replace('/', "~1"));
         let selector = match Selector::parse(key) {
             Ok(s) => s,
             Err(e) => {
@@ -197,13 +163,7 @@ fn resolve(
         };
         let Ok(action) = value.parse::<Action>() else {
             let all: Vec<_> = Action::ALL.iter().map(|a| a.as_str()).collect();
-            problem(
-                pointer,
-                format!(
-                    "unknown action \"{value}\"; expected one of {}",
-                    quote_list(&all)
-                ),
-            );
+            problem(pointer, format!("unknown action \"{value}\"; expected one of {}", quote_list(&all)));
             continue;
         };
         let is_mutation = match selector {
@@ -211,11 +171,17 @@ fn resolve(
             Selector::Category(c) => c == Category::Mutation,
         };
         match (is_mutation, action) {
-            (true, Action::Mutate | Action::Off) | (false, Action::Deny | Action::Warn | Action::Audit | Action::Off) => {
+            (true, Action::Mutate | Action::Off)
+            | (false, Action::Deny | Action::Warn | Action::Audit | Action::Off) => {
                 actions.push((selector, action))
             }
-            (true, _) => problem(pointer, format!("mutation rules take \"mutate\" or \"off\", found \"{value}\"")),
-            (false, _) => problem(pointer, format!("\"mutate\" applies to mutation rules only; {key} takes deny, warn, audit or off")),
+            (true, _) => {
+                problem(pointer, format!("mutation rules take \"mutate\" or \"off\", found \"{value}\""))
+            }
+            (false, _) => problem(
+                pointer,
+                format!("\"mutate\" applies to mutation rules only; {key} takes deny, warn, audit or off"),
+            ),
         }
     }
 
@@ -230,16 +196,10 @@ fn resolve(
                     Some(f.clone())
                 } else {
                     let near = crate::rules::closest(f, known.iter().copied());
-                    let hint = near
-                        .first()
-                        .map(|n| format!("; did you mean \"{n}\"?"))
-                        .unwrap_or_default();
+                    let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
                     problem(
                         format!("/families/{i}"),
-                        format!(
-                            "unknown family \"{f}\"{hint} (known: {})",
-                            quote_list(&known)
-                        ),
+                        format!("unknown family \"{f}\"{hint} (known: {})", quote_list(&known)),
                     );
                     None
                 }
@@ -258,7 +218,11 @@ fn resolve(
             }
         };
         if e.namespaces.is_empty() && e.names.is_empty() && e.users.is_empty() {
-            problem(at.clone(), "an exemption must name namespaces, names or users; an empty one would exempt everything".into());
+            problem(
+                at.clone(),
+                "an exemption must name namespaces, names or users; an empty one would exempt everything"
+                    .into(),
+            );
         }
         let names = e
             .names
@@ -266,18 +230,20 @@ fn resolve(
             .enumerate()
             .filter_map(|(j, n)| {
                 Exemption::glob(n)
-                    .map_err(|err| {
-                        problem(
-                            format!("{at}/names/{j}"),
-                            format!("invalid glob \"{n}\": {err}"),
-                        )
-                    })
+                    .map_err(|err| problem(format!("{at}/names/{j}"), format!("invalid glob \"{n}\": {err}")))
                     .ok()
             })
             .collect();
         let expires = e.expires.as_deref().and_then(|x| {
             humantime::parse_rfc3339_weak(x)
-                .map_err(|err| problem(format!("{at}/expires"), format!("expected an RFC 3339 instant such as 2027-03-01T00:00:00Z, found \"{x}\": {err}")))
+                .map_err(|err| {
+                    problem(
+                        format!("{at}/expires"),
+                        format!(
+                            "expected an RFC 3339 instant such as 2027-03-01T00:00:00Z, found \"{x}\": {err}"
+                        ),
+                    )
+                })
                 .ok()
         });
         exemptions.push(Exemption {
@@ -312,10 +278,7 @@ fn resolve(
     };
     let body_limit = file.server.body_limit_bytes.unwrap_or(7 * 1024 * 1024);
     if body_limit < 1024 {
-        problem(
-            "/server/bodyLimitBytes".into(),
-            format!("expected at least 1024 bytes, found {body_limit}"),
-        );
+        problem("/server/bodyLimitBytes".into(), format!("expected at least 1024 bytes, found {body_limit}"));
     }
 
     let registry_paths: Vec<PathBuf> = file
@@ -333,7 +296,7 @@ fn resolve(
             Registry::default()
         }
     };
-    Some((
+    (
         Config {
             source: String::new(),
             rules: RuleSet::build(&select, &ignore, &actions),
@@ -346,7 +309,7 @@ fn resolve(
             body_limit,
         },
         registry_paths,
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -364,13 +327,8 @@ mod tests {
     #[test]
     fn all_problems_are_reported_together_with_suggestions() {
         let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  select: [CVN-1O1]\n  actions:\n    CVN-102: block\n    CVN-501: deny\nfamilies: [versoned]\ncluster:\n  failurePolicy: maybe\n";
-        let err = Config::from_text("c.yaml", text, None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("4 problem(s)") || err.contains("5 problem(s)"),
-            "{err}"
-        );
+        let err = Config::from_text("c.yaml", text, None).unwrap_err().to_string();
+        assert!(err.contains("4 problem(s)") || err.contains("5 problem(s)"), "{err}");
         assert!(err.contains("did you mean \"CVN-101\""), "{err}");
         assert!(err.contains("unknown action \"block\""), "{err}");
         assert!(err.contains("mutation rules take"), "{err}");
@@ -380,41 +338,25 @@ mod tests {
 
     #[test]
     fn undeclared_members_are_refused_with_position() {
-        let text =
-            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrulez: {}\nserver:\n  bodyLimit: 5\n";
-        let err = Config::from_text("c.yaml", text, None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("3:1: /rulez: member \"rulez\" is not declared"),
-            "{err}"
-        );
+        let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrulez: {}\nserver:\n  bodyLimit: 5\n";
+        let err = Config::from_text("c.yaml", text, None).unwrap_err().to_string();
+        assert!(err.contains("3:1: /rulez: member \"rulez\" is not declared"), "{err}");
         assert!(err.contains("5:3: /server/bodyLimit"), "{err}");
     }
 
     #[test]
     fn another_config_version_is_refused_naming_both() {
-        let err = Config::from_text(
-            "c.yaml",
-            "apiVersion: covenant.dev/v1\nkind: Config\n",
-            None,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("apiVersion \"covenant.dev/v1\" is not supported"),
-            "{err}"
-        );
+        let err = Config::from_text("c.yaml", "apiVersion: covenant.dev/v1\nkind: Config\n", None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("apiVersion \"covenant.dev/v1\" is not supported"), "{err}");
         assert!(err.contains("covenant.dev/v1alpha1"), "{err}");
     }
 
     #[test]
     fn exemption_without_reason_is_refused() {
-        let text =
-            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nexemptions:\n  - namespaces: [a]\n";
-        let err = Config::from_text("c.yaml", text, None)
-            .unwrap_err()
-            .to_string();
+        let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nexemptions:\n  - namespaces: [a]\n";
+        let err = Config::from_text("c.yaml", text, None).unwrap_err().to_string();
         assert!(err.contains("needs a \"reason\""), "{err}");
     }
 }

@@ -56,9 +56,7 @@ pub struct Exemption {
 impl Exemption {
     /// Compile a name glob.
     pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
-        Glob::new(pattern)
-            .map(|g| g.compile_matcher())
-            .map_err(|e| e.to_string())
+        Glob::new(pattern).map(|g| g.compile_matcher()).map_err(|e| e.to_string())
     }
 
     fn matches(&self, s: &Subject) -> bool {
@@ -70,10 +68,7 @@ impl Exemption {
         let ns = s.namespace.as_deref().unwrap_or("");
         (self.namespaces.is_empty() || self.namespaces.iter().any(|n| n == ns))
             && (self.names.is_empty() || self.names.iter().any(|g| g.is_match(&s.name)))
-            && (self.users.is_empty()
-                || s.user
-                    .as_deref()
-                    .is_some_and(|u| self.users.iter().any(|x| x == u)))
+            && (self.users.is_empty() || s.user.as_deref().is_some_and(|u| self.users.iter().any(|x| x == u)))
     }
 }
 
@@ -92,11 +87,7 @@ impl Engine {
         if config.families.contains("versioned") {
             families.add(Box::new(Versioned::new(config.registry.versioned.clone())));
         }
-        Engine {
-            rules: config.rules.clone(),
-            families,
-            exemptions: config.exemptions.clone(),
-        }
+        Engine { rules: config.rules.clone(), families, exemptions: config.exemptions.clone() }
     }
 
     /// The rule selection in force.
@@ -107,10 +98,7 @@ impl Engine {
     /// Judge a subject.
     pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
         if let Some(e) = self.exemptions.iter().find(|e| e.matches(subject)) {
-            return Verdict {
-                exempted: Some(e.reason.clone()),
-                ..Verdict::default()
-            };
+            return Verdict { exempted: Some(e.reason.clone()), ..Verdict::default() };
         }
         let mut cx = Context::new(&self.rules, cluster);
         let family = if !subject.gvk.kind.is_empty() {
@@ -129,11 +117,7 @@ impl Engine {
         // A subject that produced findings concerned the engine even without a family
         // (an unidentifiable document).
         let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
-        Verdict {
-            family,
-            findings,
-            exempted: None,
-        }
+        Verdict { family, findings, exempted: None }
     }
 
     /// A subject with no kind: a document read from a file. Returns its `schema` member for
@@ -143,19 +127,12 @@ impl Engine {
         let value = match object.value() {
             Ok(v) => v,
             Err(e) => {
-                cx.report(
-                    "CVN-109",
-                    "",
-                    vec![("reason", format!("not valid JSON: {e}"))],
-                );
+                cx.report("CVN-109", "", vec![("reason", format!("not valid JSON: {e}"))]);
                 return None;
             }
         };
         let Value::Object(map) = value else {
-            let reason = format!(
-                "expected a mapping, found {}",
-                crate::strict::describe(value)
-            );
+            let reason = format!("expected a mapping, found {}", crate::strict::describe(value));
             cx.report("CVN-109", "", vec![("reason", reason)]);
             return None;
         };
@@ -165,9 +142,7 @@ impl Engine {
         let reason = match (map.contains_key("apiVersion"), map.contains_key("kind")) {
             (true, false) => "required member \"kind\" is missing".to_string(),
             (false, true) => "required member \"apiVersion\" is missing".to_string(),
-            (true, true) => {
-                "members \"apiVersion\" and \"kind\" must be non-empty strings".to_string()
-            }
+            (true, true) => "members \"apiVersion\" and \"kind\" must be non-empty strings".to_string(),
             (false, false) => "document names neither \"apiVersion\" and \"kind\" nor \"schema\" \
                                and \"version\""
                 .to_string(),

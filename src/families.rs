@@ -58,11 +58,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     /// A context over the given rule selection and cluster view.
     pub fn new(rules: &'a RuleSet, cluster: &'a dyn ClusterView) -> Context<'a> {
-        Context {
-            rules,
-            cluster,
-            findings: Vec::new(),
-        }
+        Context { rules, cluster, findings: Vec::new() }
     }
 
     /// Whether the rule runs; lets a family skip work for rules that are off.
@@ -84,8 +80,7 @@ impl<'a> Context<'a> {
             return;
         };
         if self.rules.runs(rule) {
-            self.findings
-                .push(Finding::new(rule, self.rules.action(rule), pointer, args));
+            self.findings.push(Finding::new(rule, self.rules.action(rule), pointer, args));
         }
     }
 

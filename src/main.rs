@@ -15,11 +15,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
     match run(cli) {

@@ -1,9 +1,7 @@
 //! Prometheus metrics, registered into a registry passed in (no globals), with bounded
 //! labels only: never a namespace, object name, user, path or error text.
 
-use prometheus::{
-    Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
-};
+use prometheus::{Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// Every metric covenant exports.
 #[derive(Clone, Debug)]
@@ -29,76 +27,48 @@ pub struct Metrics {
 }
 
 /// Buckets from 1 ms to 5 s, with the apiserver's own 5 ms and 25 ms bounds among them.
-const BUCKETS: &[f64] = &[
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-];
+const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
 
 impl Metrics {
     /// Register every metric into `registry`.
     pub fn register(registry: &Registry) -> prometheus::Result<Metrics> {
         let ns = |name: &str, help: &str| Opts::new(name, help).namespace("covenant");
         let requests = IntCounterVec::new(
-            ns(
-                "admission_requests_total",
-                "Admission reviews answered, by decision.",
-            ),
-            &[
-                "webhook",
-                "operation",
-                "group",
-                "kind",
-                "decision",
-                "dry_run",
-            ],
+            ns("admission_requests_total", "Admission reviews answered, by decision."),
+            &["webhook", "operation", "group", "kind", "decision", "dry_run"],
         )?;
         let duration = HistogramVec::new(
-            HistogramOpts::new(
-                "admission_duration_seconds",
-                "Time to answer an admission review.",
-            )
-            .namespace("covenant")
-            .buckets(BUCKETS.to_vec()),
+            HistogramOpts::new("admission_duration_seconds", "Time to answer an admission review.")
+                .namespace("covenant")
+                .buckets(BUCKETS.to_vec()),
             &["webhook", "operation", "group", "kind", "dry_run"],
         )?;
         let findings = IntCounterVec::new(
             ns("findings_total", "Findings reported, by rule and action."),
             &["rule", "action"],
         )?;
-        let patches = IntCounterVec::new(
-            ns("patches_total", "Patch operations written, by rule."),
-            &["rule"],
-        )?;
+        let patches =
+            IntCounterVec::new(ns("patches_total", "Patch operations written, by rule."), &["rule"])?;
         let lookup_duration = HistogramVec::new(
-            HistogramOpts::new(
-                "lookup_duration_seconds",
-                "Time of cluster lookups, by resource.",
-            )
-            .namespace("covenant")
-            .buckets(BUCKETS.to_vec()),
+            HistogramOpts::new("lookup_duration_seconds", "Time of cluster lookups, by resource.")
+                .namespace("covenant")
+                .buckets(BUCKETS.to_vec()),
             &["resource"],
         )?;
         let cache_objects = IntGaugeVec::new(
-            ns(
-                "cache_objects",
-                "Objects held in the cluster cache, by resource.",
-            ),
+            ns("cache_objects", "Objects held in the cluster cache, by resource."),
             &["resource"],
         )?;
         let tls_reloads = IntCounterVec::new(
-            ns(
-                "tls_reloads_total",
-                "Serving certificate reloads, by result.",
-            ),
+            ns("tls_reloads_total", "Serving certificate reloads, by result."),
             &["result"],
         )?;
         let certificate_expiry = Gauge::with_opts(ns(
             "tls_certificate_expiry_timestamp_seconds",
             "Unix time at which the serving certificate expires.",
         ))?;
-        let build_info = GaugeVec::new(
-            ns("build_info", "Always 1; labelled with the version."),
-            &["version"],
-        )?;
+        let build_info =
+            GaugeVec::new(ns("build_info", "Always 1; labelled with the version."), &["version"])?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(findings.clone()))?;
@@ -108,9 +78,7 @@ impl Metrics {
         registry.register(Box::new(tls_reloads.clone()))?;
         registry.register(Box::new(certificate_expiry.clone()))?;
         registry.register(Box::new(build_info.clone()))?;
-        build_info
-            .with_label_values(&[env!("CARGO_PKG_VERSION")])
-            .set(1.0);
+        build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1.0);
         // Both reload results exist from the start, so a dashboard's rate() sees zero, not
         // an absent series.
         tls_reloads.with_label_values(&["success"]);
@@ -148,18 +116,10 @@ mod tests {
     fn metrics_register_and_render() {
         let registry = Registry::new();
         let m = Metrics::register(&registry).unwrap();
-        m.requests
-            .with_label_values(&["validate", "CREATE", "", "Pod", "allowed", "false"])
-            .inc();
+        m.requests.with_label_values(&["validate", "CREATE", "", "Pod", "allowed", "false"]).inc();
         let text = render(&registry);
-        assert!(
-            text.contains("covenant_admission_requests_total{"),
-            "{text}"
-        );
+        assert!(text.contains("covenant_admission_requests_total{"), "{text}");
         assert!(text.contains("covenant_build_info{version=\""), "{text}");
-        assert!(
-            text.contains("covenant_tls_reloads_total{result=\"failure\"} 0"),
-            "{text}"
-        );
+        assert!(text.contains("covenant_tls_reloads_total{result=\"failure\"} 0"), "{text}");
     }
 }

@@ -11,10 +11,8 @@ use crate::source::parse_stream;
 use crate::strict::{self, Problem};
 
 /// The built-in registries, embedded in the binary.
-pub const BUILTIN: &[(&str, &str)] = &[(
-    "registry/versioned.yaml",
-    include_str!("../registry/versioned.yaml"),
-)];
+pub const BUILTIN: &[(&str, &str)] =
+    &[("registry/versioned.yaml", include_str!("../registry/versioned.yaml"))];
 
 /// A group and kind, as a registry entry names a cluster resource.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -98,11 +96,7 @@ pub enum Error {
 }
 
 fn list(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(|p| format!("  {p}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
 impl Registry {
@@ -117,27 +111,18 @@ impl Registry {
 
     /// Add the registry documents in a file.
     pub fn add_file(&mut self, path: &Path) -> Result<(), Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::Read { path: path.display().to_string(), source })?;
         self.add_text(&path.display().to_string(), &text)
     }
 
     /// Add the registry documents in a text. A later entry for a schema replaces an
     /// earlier one, so a user registry can declare the members of a built-in schema.
     pub fn add_text(&mut self, name: &str, text: &str) -> Result<(), Error> {
-        let invalid = |problems| Error::Invalid {
-            path: name.to_string(),
-            problems,
-        };
+        let invalid = |problems| Error::Invalid { path: name.to_string(), problems };
         let (docs, syntax) = parse_stream(text);
         if let Some(e) = syntax {
-            return Err(invalid(vec![Problem {
-                pointer: String::new(),
-                at: Some(e.at),
-                message: e.reason,
-            }]));
+            return Err(invalid(vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }]));
         }
         let mut problems = Vec::new();
         for doc in docs {
@@ -145,10 +130,7 @@ impl Registry {
                 problems.push(Problem {
                     pointer: d.pointer.clone(),
                     at: Some(d.again),
-                    message: format!(
-                        "key \"{}\" appears twice (first at line {})",
-                        d.key, d.first.line
-                    ),
+                    message: format!("key \"{}\" appears twice (first at line {})", d.key, d.first.line),
                 });
             }
             match strict::decode::<RegistryFile>(&doc.value, "Registry", Some(&doc.positions)) {
@@ -183,10 +165,7 @@ mod tests {
     #[test]
     fn registry_with_an_undeclared_member_is_refused() {
         let text = "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nversioned:\n  - schema: a\n    version: \"1\"\n    membres: [x]\n";
-        let err = Registry::default()
-            .add_text("r.yaml", text)
-            .unwrap_err()
-            .to_string();
+        let err = Registry::default().add_text("r.yaml", text).unwrap_err().to_string();
         assert!(err.contains("\"membres\""), "{err}");
         assert!(err.contains("6:5"), "{err}");
     }

@@ -54,10 +54,7 @@ pub struct Report {
 impl Report {
     /// Findings at an action.
     pub fn count(&self, action: Action) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| e.finding.action == action)
-            .count()
+        self.entries.iter().filter(|e| e.finding.action == action).count()
     }
 
     /// Whether any finding denies.
@@ -80,10 +77,7 @@ pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
             let p = entry?.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml" | "json")
-            ) {
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
                 out.push(p);
             }
         }
@@ -99,10 +93,7 @@ fn loader_finding(
     args: Vec<(&'static str, String)>,
 ) -> Option<Finding> {
     let rule = lookup(id)?;
-    engine
-        .rules()
-        .runs(rule)
-        .then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
+    engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
 }
 
 /// Check every document of every source.
@@ -112,12 +103,7 @@ pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> 
         let (docs, syntax) = parse_stream(&source.text);
         report.documents += docs.len();
         for doc in docs {
-            let str_at = |p: &str| {
-                doc.value
-                    .pointer(p)
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
+            let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
             let entry = |finding: Finding, at: Position| Entry {
@@ -129,10 +115,7 @@ pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> 
                 finding,
             };
             for d in &doc.duplicates {
-                let args = vec![
-                    ("key", d.key.clone()),
-                    ("first_line", d.first.line.to_string()),
-                ];
+                let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
                 if let Some(f) = loader_finding(engine, "CVN-108", &d.pointer, args) {
                     report.entries.push(entry(f, d.again));
                 }

@@ -26,12 +26,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let word_lower = word.to_ascii_lowercase();
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&word_lower, &c.to_ascii_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::jaro_winkler(&word_lower, &c.to_ascii_lowercase()), c))
         .filter(|(score, _)| *score >= 0.75)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));

@@ -104,54 +104,24 @@ pub enum Error {
 
 /// Bind both listeners and load the certificate (failing fast on a bad one).
 pub async fn bind(options: Options, state: AppState) -> Result<Bound, Error> {
-    let tls = Arc::new(Tls::new(
-        options.cert.clone(),
-        options.client_ca.as_deref(),
-        &state.metrics,
-    )?);
+    let tls = Arc::new(Tls::new(options.cert.clone(), options.client_ca.as_deref(), &state.metrics)?);
     let bind = |addr: SocketAddr| async move {
-        TcpListener::bind(addr)
-            .await
-            .map_err(|source| Error::Bind { addr, source })
+        TcpListener::bind(addr).await.map_err(|source| Error::Bind { addr, source })
     };
     let webhook = bind(options.listen).await?;
     let admin = bind(options.admin_listen).await?;
-    let webhook_addr = webhook.local_addr().map_err(|source| Error::Bind {
-        addr: options.listen,
-        source,
-    })?;
-    let admin_addr = admin.local_addr().map_err(|source| Error::Bind {
-        addr: options.admin_listen,
-        source,
-    })?;
-    Ok(Bound {
-        webhook_addr,
-        admin_addr,
-        webhook,
-        admin,
-        tls,
-        state,
-        options,
-    })
+    let webhook_addr = webhook.local_addr().map_err(|source| Error::Bind { addr: options.listen, source })?;
+    let admin_addr =
+        admin.local_addr().map_err(|source| Error::Bind { addr: options.admin_listen, source })?;
+    Ok(Bound { webhook_addr, admin_addr, webhook, admin, tls, state, options })
 }
 
 impl Bound {
     /// Serve until `shutdown` resolves, then drain and return.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
-        let Bound {
-            webhook,
-            admin,
-            tls,
-            state,
-            options,
-            webhook_addr,
-            admin_addr,
-        } = self;
+        let Bound { webhook, admin, tls, state, options, webhook_addr, admin_addr } = self;
         let readiness = state.readiness.clone();
-        let watcher = tokio::spawn(
-            tls.clone()
-                .watch(options.reload_interval, state.metrics.clone()),
-        );
+        let watcher = tokio::spawn(tls.clone().watch(options.reload_interval, state.metrics.clone()));
 
         let admin_router = admin::router(state.clone());
         let (admin_stop_tx, admin_stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -207,10 +177,7 @@ impl Bound {
             }
         }
         drop(webhook);
-        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown()).await.is_err() {
             tracing::warn!(grace = ?options.shutdown_grace, "in-flight requests did not finish within the grace period");
         }
         watcher.abort();
@@ -231,8 +198,7 @@ fn spawn_connection(
 ) {
     let _ = tcp.set_nodelay(true);
     tokio::spawn(async move {
-        let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await
-        {
+        let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -245,14 +211,9 @@ fn spawn_connection(
         };
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // HTTP/2 hardening: bounded streams and resets (the rapid-reset flood).
-        builder
-            .http2()
-            .max_concurrent_streams(250)
-            .max_pending_accept_reset_streams(64);
+        builder.http2().max_concurrent_streams(250).max_pending_accept_reset_streams(64);
         let service = TowerToHyperService::new(app);
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
+        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
         if let Err(e) = watcher.watch(conn).await {
             tracing::debug!(%peer, error = %e, "connection ended with an error");
         }

@@ -21,10 +21,7 @@ pub struct Position {
 
 impl Position {
     fn of(mark: Marker) -> Position {
-        Position {
-            line: mark.line().max(1),
-            column: mark.col() + 1,
-        }
+        Position { line: mark.line().max(1), column: mark.col() + 1 }
     }
 }
 
@@ -106,16 +103,8 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
 // === impl Builder ===
 
 enum Frame {
-    Seq {
-        items: Vec<Value>,
-        anchor: usize,
-    },
-    Map {
-        members: Map<String, Value>,
-        anchor: usize,
-        key: Option<String>,
-        seen: HashMap<String, Position>,
-    },
+    Seq { items: Vec<Value>, anchor: usize },
+    Map { members: Map<String, Value>, anchor: usize, key: Option<String>, seen: HashMap<String, Position> },
 }
 
 #[derive(Default)]
@@ -149,13 +138,14 @@ impl Builder {
     /// Called when a node (scalar, alias or collection) begins: records its position and,
     /// inside a sequence, pushes its index onto the path.
     fn begin_node(&mut self, mark: Marker) {
+        if self.stack.is_empty() {
+            // A document "starts" where its content does, not at its `---` marker.
+            self.positions.start = Position::of(mark);
+        }
         if let Some(Frame::Seq { items, .. }) = self.stack.last() {
             self.path.push(items.len().to_string());
             let p = self.pointer();
-            self.positions
-                .by_pointer
-                .entry(p)
-                .or_insert(Position::of(mark));
+            self.positions.by_pointer.entry(p).or_insert(Position::of(mark));
         }
     }
 
@@ -198,9 +188,15 @@ impl Builder {
                     }
                 };
                 let at = Position::of(mark);
+                let root_map = self.stack.len() == 1;
                 self.path.push(text.clone());
                 let pointer = self.pointer();
                 if let Some(Frame::Map { key, seen, .. }) = self.stack.last_mut() {
+                    if root_map && seen.is_empty() {
+                        // A mapping document starts at its first key (a block mapping's own
+                        // start mark sits at its first value).
+                        self.positions.start = at;
+                    }
                     if let Some(first) = seen.get(&text) {
                         self.duplicates.push(DuplicateKey {
                             pointer,
@@ -273,10 +269,7 @@ impl MarkedEventReceiver for Builder {
         match ev {
             Event::DocumentStart => {
                 self.in_document = true;
-                self.positions = Positions {
-                    start: Position::of(mark),
-                    ..Default::default()
-                };
+                self.positions = Positions { start: Position::of(mark), ..Default::default() };
                 self.anchors.clear();
             }
             Event::DocumentEnd => {
@@ -307,27 +300,17 @@ impl MarkedEventReceiver for Builder {
             }
             Event::SequenceStart(anchor, _) => {
                 self.begin_node(mark);
-                self.stack.push(Frame::Seq {
-                    items: Vec::new(),
-                    anchor,
-                });
+                self.stack.push(Frame::Seq { items: Vec::new(), anchor });
             }
             Event::MappingStart(anchor, _) => {
                 self.begin_node(mark);
-                self.stack.push(Frame::Map {
-                    members: Map::new(),
-                    anchor,
-                    key: None,
-                    seen: HashMap::new(),
-                });
+                self.stack.push(Frame::Map { members: Map::new(), anchor, key: None, seen: HashMap::new() });
             }
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
-                Some(Frame::Seq { items, anchor }) => {
-                    self.finish_node(Value::Array(items), anchor, mark)
+                Some(Frame::Seq { items, anchor }) => self.finish_node(Value::Array(items), anchor, mark),
+                Some(Frame::Map { members, anchor, .. }) => {
+                    self.finish_node(Value::Object(members), anchor, mark)
                 }
-                Some(Frame::Map {
-                    members, anchor, ..
-                }) => self.finish_node(Value::Object(members), anchor, mark),
                 None => self.fail("unbalanced collection end", mark),
             },
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
@@ -348,18 +331,9 @@ mod tests {
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].value, json!({"a": 1, "b": ["x", {"y": true}]}));
         assert_eq!(docs[1].value, json!({"c": "2"}));
-        assert_eq!(
-            docs[0].positions.locate("/b"),
-            Position { line: 2, column: 1 }
-        );
-        assert_eq!(
-            docs[0].positions.locate("/b/1/y"),
-            Position { line: 4, column: 5 }
-        );
-        assert_eq!(
-            docs[0].positions.locate("/b/1/y/zz"),
-            Position { line: 4, column: 5 }
-        );
+        assert_eq!(docs[0].positions.locate("/b"), Position { line: 2, column: 1 });
+        assert_eq!(docs[0].positions.locate("/b/1/y"), Position { line: 4, column: 5 });
+        assert_eq!(docs[0].positions.locate("/b/1/y/zz"), Position { line: 4, column: 5 });
         assert_eq!(docs[1].index, 1);
     }
 
@@ -378,10 +352,7 @@ mod tests {
     fn json_text_parses_and_quoted_scalars_stay_strings() {
         let (docs, err) = parse_stream(r#"{"a": "1", "b": 1.5, "c": null, "d": [1, "x"]}"#);
         assert!(err.is_none());
-        assert_eq!(
-            docs[0].value,
-            json!({"a": "1", "b": 1.5, "c": null, "d": [1, "x"]})
-        );
+        assert_eq!(docs[0].value, json!({"a": "1", "b": 1.5, "c": null, "d": [1, "x"]}));
     }
 
     #[test]
@@ -401,9 +372,7 @@ mod tests {
     #[test]
     fn keys_with_slashes_are_escaped_in_pointers() {
         let (docs, _) = parse_stream("metadata:\n  labels:\n    app.kubernetes.io/name: x\n");
-        let pos = docs[0]
-            .positions
-            .locate("/metadata/labels/app.kubernetes.io~1name");
+        let pos = docs[0].positions.locate("/metadata/labels/app.kubernetes.io~1name");
         assert_eq!(pos.line, 3);
     }
 }

@@ -40,30 +40,36 @@ pub fn decode<T: DeserializeOwned>(
     kind: &str,
     positions: Option<&Positions>,
 ) -> Result<T, Vec<Problem>> {
+    match decode_all(value, kind, positions) {
+        (Some(t), problems) if problems.is_empty() => Ok(t),
+        (_, problems) => Err(problems),
+    }
+}
+
+/// As `decode`, but also hands back the value when only undeclared members were wrong, so a
+/// caller can go on validating it and report everything in one pass.
+pub fn decode_all<T: DeserializeOwned>(
+    value: &Value,
+    kind: &str,
+    positions: Option<&Positions>,
+) -> (Option<T>, Vec<Problem>) {
     let at = |p: &str| positions.map(|ps| ps.locate(p));
     let mut problems = Vec::new();
     let Some(map) = value.as_object() else {
-        return Err(vec![Problem {
-            pointer: String::new(),
-            at: at(""),
-            message: format!("expected a {kind} mapping, found {}", describe(value)),
-        }]);
+        let message = format!("expected a {kind} mapping, found {}", describe(value));
+        return (None, vec![Problem { pointer: String::new(), at: at(""), message }]);
     };
     match map.get("apiVersion") {
         None => problems.push(Problem {
             pointer: String::new(),
             at: at(""),
-            message: format!(
-                "required member \"apiVersion\" is missing; expected \"{API_VERSION}\""
-            ),
+            message: format!("required member \"apiVersion\" is missing; expected \"{API_VERSION}\""),
         }),
         Some(Value::String(v)) if v == API_VERSION => {}
         Some(v) => problems.push(Problem {
             pointer: "/apiVersion".into(),
             at: at("/apiVersion"),
-            message: format!(
-                "apiVersion {v} is not supported; this reader speaks \"{API_VERSION}\""
-            ),
+            message: format!("apiVersion {v} is not supported; this reader speaks \"{API_VERSION}\""),
         }),
     }
     match map.get("kind") {
@@ -80,7 +86,7 @@ pub fn decode<T: DeserializeOwned>(
         }),
     }
     if !problems.is_empty() {
-        return Err(problems);
+        return (None, problems);
     }
 
     let mut unknown: Vec<String> = Vec::new();
@@ -94,11 +100,7 @@ pub fn decode<T: DeserializeOwned>(
             message: format!(
                 "member \"{}\" is not declared{}",
                 unescape(member),
-                if parent.is_empty() {
-                    String::new()
-                } else {
-                    format!(" under {parent}")
-                }
+                if parent.is_empty() { String::new() } else { format!(" under {parent}") }
             ),
             pointer,
         });
@@ -106,16 +108,11 @@ pub fn decode<T: DeserializeOwned>(
     // Report in the order a reader meets them in the file.
     problems.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.pointer.cmp(&b.pointer)));
     match decoded {
-        Ok(t) if problems.is_empty() => Ok(t),
-        Ok(_) => Err(problems),
+        Ok(t) => (Some(t), problems),
         Err(e) => {
             let pointer = path_to_pointer(e.path());
-            problems.push(Problem {
-                at: at(&pointer),
-                pointer,
-                message: e.inner().to_string(),
-            });
-            Err(problems)
+            problems.push(Problem { at: at(&pointer), pointer, message: e.inner().to_string() });
+            (None, problems)
         }
     }
 }
@@ -146,9 +143,9 @@ fn path_pointer(path: &serde_ignored::Path<'_>) -> String {
         Path::Root => String::new(),
         Path::Seq { parent, index } => format!("{}/{index}", path_pointer(parent)),
         Path::Map { parent, key } => format!("{}/{}", path_pointer(parent), escape(key)),
-        Path::Some { parent }
-        | Path::NewtypeStruct { parent }
-        | Path::NewtypeVariant { parent } => path_pointer(parent),
+        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
+            path_pointer(parent)
+        }
     }
 }
 
@@ -194,11 +191,7 @@ mod tests {
         let problems = decode::<Doc>(&v, "Doc", None).unwrap_err();
         let pointers: Vec<_> = problems.iter().map(|p| p.pointer.as_str()).collect();
         assert_eq!(pointers, ["/inner/y", "/x"]);
-        assert!(
-            problems[0].message.contains("under /inner"),
-            "{}",
-            problems[0].message
-        );
+        assert!(problems[0].message.contains("under /inner"), "{}", problems[0].message);
     }
 
     #[test]

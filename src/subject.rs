@@ -27,11 +27,7 @@ impl Gvk {
             Some((g, v)) => (g, v),
             None => ("", api_version),
         };
-        Gvk {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-        }
+        Gvk { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
     }
 
     /// `group/version` or `version`.
@@ -100,10 +96,7 @@ pub struct Object {
 impl Object {
     /// An object still in its raw JSON form.
     pub fn from_raw(raw: Box<RawValue>) -> Object {
-        Object {
-            raw: Some(raw),
-            parsed: OnceLock::new(),
-        }
+        Object { raw: Some(raw), parsed: OnceLock::new() }
     }
 
     /// An object already parsed.

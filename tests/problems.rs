@@ -13,17 +13,13 @@ async fn problem(resp: reqwest::Response) -> (u16, Value) {
     assert_eq!(resp.headers()["content-type"], "application/problem+json");
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["status"], status);
-    assert!(body["type"]
-        .as_str()
-        .unwrap()
-        .starts_with("https://covenant.dev/problems/"));
+    assert!(body["type"].as_str().unwrap().starts_with("https://covenant.dev/problems/"));
     assert!(body["title"].is_string());
     (status, body)
 }
 
 fn sample() -> String {
-    std::fs::read_to_string(common::fixtures().join("admission/kyverno/02-create-pod.json"))
-        .unwrap()
+    std::fs::read_to_string(common::fixtures().join("admission/kyverno/02-create-pod.json")).unwrap()
 }
 
 #[tokio::test]
@@ -49,12 +45,7 @@ async fn routing_method_and_media_type_refusals() {
     assert_eq!(s, 415);
     assert!(b["detail"].as_str().unwrap().contains("text/yaml"));
 
-    let resp = c
-        .post(server.url("/api/v0/validate"))
-        .body(sample())
-        .send()
-        .await
-        .unwrap();
+    let resp = c.post(server.url("/api/v0/validate")).body(sample()).send().await.unwrap();
     assert_eq!(problem(resp).await.0, 415);
 }
 
@@ -65,40 +56,24 @@ async fn malformed_undeclared_and_other_version_bodies_are_400() {
     let url = server.url("/api/v0/validate");
 
     let (s, b) = problem(post(&c, &url, "{\"apiVersion\": ").await).await;
-    assert_eq!(
-        (s, b["title"].as_str().unwrap()),
-        (400, "Invalid AdmissionReview")
-    );
+    assert_eq!((s, b["title"].as_str().unwrap()), (400, "Invalid AdmissionReview"));
 
     let undeclared = sample().replacen("\"uid\":", "\"surprise\": true, \"uid\":", 1);
     let (s, b) = problem(post(&c, &url, undeclared).await).await;
     assert_eq!(s, 400);
-    assert!(
-        b["detail"]
-            .as_str()
-            .unwrap()
-            .contains("unknown field `surprise`"),
-        "{b}"
-    );
+    assert!(b["detail"].as_str().unwrap().contains("unknown field `surprise`"), "{b}");
 
     let other = sample().replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1");
     let (s, b) = problem(post(&c, &url, other).await).await;
     assert_eq!(s, 400);
-    assert!(
-        b["detail"]
-            .as_str()
-            .unwrap()
-            .contains("admission.k8s.io/v1beta1 is not supported"),
-        "{b}"
-    );
+    assert!(b["detail"].as_str().unwrap().contains("admission.k8s.io/v1beta1 is not supported"), "{b}");
 
     let no_request = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#;
     let (s, b) = problem(post(&c, &url, no_request).await).await;
     assert_eq!(s, 400);
     assert!(b["detail"].as_str().unwrap().contains("no request"), "{b}");
 
-    let (s, b) =
-        problem(post(&c, &server.url("/api/v0/validate?timeout=later"), sample()).await).await;
+    let (s, b) = problem(post(&c, &server.url("/api/v0/validate?timeout=later"), sample()).await).await;
     assert_eq!(s, 400);
     assert!(b["detail"].as_str().unwrap().contains("\"later\""), "{b}");
 }
@@ -107,23 +82,15 @@ async fn malformed_undeclared_and_other_version_bodies_are_400() {
 async fn body_over_the_limit_is_413_declared_or_streamed() {
     let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nserver:\n  bodyLimitBytes: 2048\n";
     let config = covenant::config::Config::from_text("small.yaml", text, None).unwrap();
-    let server = TestServer::with(Setup {
-        config,
-        ..Setup::default()
-    })
-    .await;
+    let server = TestServer::with(Setup { config, ..Setup::default() }).await;
     let big = sample();
     assert!(big.len() > 2048);
-    let (s, b) =
-        problem(post(&server.h1(), &server.url("/api/v0/validate"), big.clone()).await).await;
+    let (s, b) = problem(post(&server.h1(), &server.url("/api/v0/validate"), big.clone()).await).await;
     assert_eq!(s, 413);
     assert!(b["detail"].as_str().unwrap().contains("2048"));
     // Without a content-length (a streamed body), the limit still holds.
-    let chunks: Vec<Result<String, std::io::Error>> = big
-        .as_bytes()
-        .chunks(512)
-        .map(|c| Ok(String::from_utf8_lossy(c).into_owned()))
-        .collect();
+    let chunks: Vec<Result<String, std::io::Error>> =
+        big.as_bytes().chunks(512).map(|c| Ok(String::from_utf8_lossy(c).into_owned())).collect();
     let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
     let (s, _) = problem(post(&server.h2(), &server.url("/api/v0/validate"), body).await).await;
     assert_eq!(s, 413);
@@ -131,29 +98,16 @@ async fn body_over_the_limit_is_413_declared_or_streamed() {
 
 #[tokio::test]
 async fn a_panicking_handler_is_a_500_problem_and_the_server_keeps_serving() {
-    let app = covenant::server::boundary(axum::Router::new().route(
-        "/boom",
-        axum::routing::post(|| async { panic!("boom") as &'static str }),
-    ));
-    let resp = app
-        .clone()
-        .oneshot(Request::post("/boom").body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+    let app = covenant::server::boundary(
+        axum::Router::new().route("/boom", axum::routing::post(|| async { panic!("boom") as &'static str })),
+    );
+    let resp = app.clone().oneshot(Request::post("/boom").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(resp.status(), 500);
     assert_eq!(resp.headers()["content-type"], "application/problem+json");
-    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 16)
-        .await
-        .unwrap();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 16).await.unwrap();
     let body: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(body["status"], 500);
-    assert!(
-        !body["detail"].as_str().unwrap().contains("boom"),
-        "internals must not leak: {body}"
-    );
-    let resp = app
-        .oneshot(Request::post("/other").body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+    assert!(!body["detail"].as_str().unwrap().contains("boom"), "internals must not leak: {body}");
+    let resp = app.oneshot(Request::post("/other").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(resp.status(), 404);
 }

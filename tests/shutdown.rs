@@ -29,11 +29,8 @@ fn slow_body(bytes: Vec<u8>, pieces: usize, total: Duration) -> reqwest::Body {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
-    let mut server = TestServer::with(Setup {
-        drain_delay: Duration::from_millis(600),
-        ..Setup::default()
-    })
-    .await;
+    let mut server =
+        TestServer::with(Setup { drain_delay: Duration::from_millis(600), ..Setup::default() }).await;
     let url = server.url("/api/v0/validate");
     let (h1, h2) = (server.h1(), server.h2());
     let in_flight: Vec<_> = [h1, h2]
@@ -54,9 +51,7 @@ async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
 
     // Readiness drops at once; the webhook keeps answering through the drain delay.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let ready = reqwest::get(format!("http://{}/readyz", server.admin))
-        .await
-        .unwrap();
+    let ready = reqwest::get(format!("http://{}/readyz", server.admin)).await.unwrap();
     assert_eq!(ready.status(), 503);
     assert!(ready.text().await.unwrap().contains("draining"));
 
@@ -67,17 +62,8 @@ async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
         let sent: Value = serde_json::from_slice(&sample()).unwrap();
         assert_eq!(body["response"]["uid"], sent["request"]["uid"]);
     }
-    tokio::time::timeout(Duration::from_secs(10), stopped)
-        .await
-        .expect("server did not stop")
-        .unwrap();
-    let after = server
-        .h1()
-        .post(&url)
-        .header("content-type", "application/json")
-        .body(sample())
-        .send()
-        .await;
+    tokio::time::timeout(Duration::from_secs(10), stopped).await.expect("server did not stop").unwrap();
+    let after = server.h1().post(&url).header("content-type", "application/json").body(sample()).send().await;
     assert!(after.is_err(), "server still accepting after shutdown");
 }
 
@@ -113,33 +99,21 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
             break;
         }
     }
-    let webhook: std::net::SocketAddr = webhook
-        .expect("no webhook address printed")
-        .parse()
-        .unwrap();
+    let webhook: std::net::SocketAddr = webhook.expect("no webhook address printed").parse().unwrap();
     let curl = curl.expect("no curl command printed");
-    assert!(
-        curl.contains("ca.crt") && curl.contains("sample-review.json"),
-        "{curl}"
-    );
+    assert!(curl.contains("ca.crt") && curl.contains("sample-review.json"), "{curl}");
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
     let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
     let status = rt.block_on(async {
         let c = common::client(&[&ca], webhook, false, None);
-        let url = format!(
-            "https://localhost:{}/api/v0/validate?timeout=10s",
-            webhook.port()
-        );
+        let url = format!("https://localhost:{}/api/v0/validate?timeout=10s", webhook.port());
         common::post(&c, &url, sample).await.status()
     });
     assert_eq!(status, 200);
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
     loop {
@@ -147,10 +121,7 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
             assert!(code.success(), "exit status {code}");
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "covenant did not exit after SIGTERM"
-        );
+        assert!(std::time::Instant::now() < deadline, "covenant did not exit after SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     }
 }

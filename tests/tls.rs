@@ -14,8 +14,7 @@ use covenant::server::CertPaths;
 
 fn sample() -> Vec<u8> {
     std::fs::read(
-        common::fixtures()
-            .join("admission/kubewarden-policy-server/pod_with_privileged_containers.json"),
+        common::fixtures().join("admission/kubewarden-policy-server/pod_with_privileged_containers.json"),
     )
     .unwrap()
 }
@@ -49,10 +48,7 @@ async fn certificate_rotation_mid_traffic_loses_no_request() {
     let first = DevCerts::generate(&names(), 2).unwrap();
     let second = DevCerts::generate(&names(), 2).unwrap();
     project(dir.path(), "v1", &first);
-    let cert = CertPaths {
-        cert: dir.path().join("tls.crt"),
-        key: dir.path().join("tls.key"),
-    };
+    let cert = CertPaths { cert: dir.path().join("tls.crt"), key: dir.path().join("tls.key") };
     let server = TestServer::with(Setup {
         reload_interval: Duration::from_millis(50),
         cert: Some(cert),
@@ -83,13 +79,7 @@ async fn certificate_rotation_mid_traffic_loses_no_request() {
         traffic.push(tokio::spawn(async move {
             let mut failures = Vec::new();
             for _ in 0..150 {
-                match c
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(sample())
-                    .send()
-                    .await
-                {
+                match c.post(&url).header("content-type", "application/json").body(sample()).send().await {
                     Ok(r) if r.status() == 200 => {
                         ok.fetch_add(1, Ordering::SeqCst);
                     }
@@ -108,12 +98,8 @@ async fn certificate_rotation_mid_traffic_loses_no_request() {
     let only_new = client(&[&second.ca_pem], server.webhook, false, None);
     let mut served = false;
     for _ in 0..100 {
-        if let Ok(r) = only_new
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(sample())
-            .send()
-            .await
+        if let Ok(r) =
+            only_new.post(&url).header("content-type", "application/json").body(sample()).send().await
         {
             served = r.status() == 200;
             if served {
@@ -125,35 +111,22 @@ async fn certificate_rotation_mid_traffic_loses_no_request() {
     assert!(served, "the rotated certificate never came into service");
     for t in traffic {
         let failures = t.await.unwrap();
-        assert!(
-            failures.is_empty(),
-            "requests failed during rotation: {failures:?}"
-        );
+        assert!(failures.is_empty(), "requests failed during rotation: {failures:?}");
     }
     assert_eq!(ok.load(Ordering::SeqCst), 300);
     let metrics = server.metrics().await;
-    assert!(
-        metrics.contains("covenant_tls_reloads_total{result=\"success\"} 1"),
-        "{metrics}"
-    );
+    assert!(metrics.contains("covenant_tls_reloads_total{result=\"success\"} 1"), "{metrics}");
 }
 
 #[tokio::test]
 async fn a_broken_rotation_keeps_the_old_certificate_serving() {
-    let server = TestServer::with(Setup {
-        reload_interval: Duration::from_millis(50),
-        ..Setup::default()
-    })
-    .await;
+    let server =
+        TestServer::with(Setup { reload_interval: Duration::from_millis(50), ..Setup::default() }).await;
     std::fs::write(server.dir.path().join("tls.crt"), "not a certificate").unwrap();
     let mut failed = false;
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        if server
-            .metrics()
-            .await
-            .contains("covenant_tls_reloads_total{result=\"failure\"} 1")
-        {
+        if server.metrics().await.contains("covenant_tls_reloads_total{result=\"failure\"} 1") {
             failed = true;
             break;
         }
@@ -171,8 +144,7 @@ fn client_identity(ca: &DevCerts) -> reqwest::Identity {
     let mut params = CertificateParams::new(vec!["kube-apiserver".to_string()]).unwrap();
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let cert = params.signed_by(&key, &issuer).unwrap();
-    reqwest::Identity::from_pem(format!("{}{}", cert.pem(), key.serialize_pem()).as_bytes())
-        .unwrap()
+    reqwest::Identity::from_pem(format!("{}{}", cert.pem(), key.serialize_pem()).as_bytes()).unwrap()
 }
 
 #[tokio::test]
@@ -182,45 +154,18 @@ async fn client_ca_admits_only_apiservers_with_a_certificate_from_it() {
     let ca_dir = tempfile::tempdir().unwrap();
     let ca_file = ca_dir.path().join("client-ca.crt");
     std::fs::write(&ca_file, &apiserver_ca.ca_pem).unwrap();
-    let server = TestServer::with(Setup {
-        client_ca: Some(ca_file),
-        ..Setup::default()
-    })
-    .await;
+    let server = TestServer::with(Setup { client_ca: Some(ca_file), ..Setup::default() }).await;
     let url = server.url("/api/v0/validate");
 
     let anonymous = client(&[&server.ca_pem], server.webhook, false, None);
-    let err = anonymous
-        .post(&url)
-        .header("content-type", "application/json")
-        .body(sample())
-        .send()
-        .await;
+    let err = anonymous.post(&url).header("content-type", "application/json").body(sample()).send().await;
     assert!(err.is_err(), "a client without a certificate got through");
 
-    let stranger = client(
-        &[&server.ca_pem],
-        server.webhook,
-        false,
-        Some(client_identity(&other_ca)),
-    );
-    let err = stranger
-        .post(&url)
-        .header("content-type", "application/json")
-        .body(sample())
-        .send()
-        .await;
-    assert!(
-        err.is_err(),
-        "a client with a foreign certificate got through"
-    );
+    let stranger = client(&[&server.ca_pem], server.webhook, false, Some(client_identity(&other_ca)));
+    let err = stranger.post(&url).header("content-type", "application/json").body(sample()).send().await;
+    assert!(err.is_err(), "a client with a foreign certificate got through");
 
-    let apiserver = client(
-        &[&server.ca_pem],
-        server.webhook,
-        true,
-        Some(client_identity(&apiserver_ca)),
-    );
+    let apiserver = client(&[&server.ca_pem], server.webhook, true, Some(client_identity(&apiserver_ca)));
     let resp = post(&apiserver, &url, sample()).await;
     assert_eq!(resp.status(), 200);
 }

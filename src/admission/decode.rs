@@ -124,10 +124,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         Err(e) => {
             // On the error path only: a review of another version is named as such rather
             // than by whichever of its members this decoder does not declare.
-            if let Ok(Head {
-                api_version: Some(v),
-            }) = serde_json::from_slice::<Head>(body)
-            {
+            if let Ok(Head { api_version: Some(v) }) = serde_json::from_slice::<Head>(body) {
                 if v != API_VERSION {
                     return Err(DecodeError::Version { found: v });
                 }
@@ -136,9 +133,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         }
     };
     if review.api_version != API_VERSION {
-        return Err(DecodeError::Version {
-            found: review.api_version,
-        });
+        return Err(DecodeError::Version { found: review.api_version });
     }
     if review.kind != "AdmissionReview" {
         return Err(DecodeError::Malformed(format!(
@@ -150,11 +145,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
     // `null` objects arrive as a raw `null`; an absent object is the same thing.
     let present = |o: Option<Box<RawValue>>| o.filter(|r| r.get() != "null").map(Object::from_raw);
     let subject = Subject {
-        gvk: Gvk {
-            group: request.kind.group,
-            version: request.kind.version,
-            kind: request.kind.kind,
-        },
+        gvk: Gvk { group: request.kind.group, version: request.kind.version, kind: request.kind.kind },
         operation: Operation::parse(&request.operation),
         name: request.name.unwrap_or_default(),
         namespace: request.namespace.filter(|n| !n.is_empty()),
@@ -165,11 +156,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         budget: None,
         received_at: None,
     };
-    Ok(Review {
-        uid: request.uid,
-        sub_resource: request.sub_resource,
-        subject,
-    })
+    Ok(Review { uid: request.uid, sub_resource: request.sub_resource, subject })
 }
 
 #[cfg(test)]
@@ -200,18 +187,13 @@ mod tests {
         let body = MINIMAL.replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1");
         assert_eq!(
             decode(body.as_bytes()).unwrap_err(),
-            DecodeError::Version {
-                found: "admission.k8s.io/v1beta1".into()
-            }
+            DecodeError::Version { found: "admission.k8s.io/v1beta1".into() }
         );
     }
 
     #[test]
     fn garbage_is_malformed() {
-        assert!(matches!(
-            decode(b"{not json"),
-            Err(DecodeError::Malformed(_))
-        ));
+        assert!(matches!(decode(b"{not json"), Err(DecodeError::Malformed(_))));
         assert!(matches!(decode(b"[]"), Err(DecodeError::Malformed(_))));
     }
 }

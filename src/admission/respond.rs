@@ -27,11 +27,7 @@ fn truncate(s: &str, max: usize) -> String {
 
 /// Build the response review for `uid` from a verdict, plus any extra warnings the
 /// protocol layer has (such as an unknown operation).
-pub fn respond(
-    uid: &str,
-    verdict: &Verdict,
-    extra_warnings: &[String],
-) -> AdmissionReview<DynamicObject> {
+pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> AdmissionReview<DynamicObject> {
     let mut response = AdmissionResponse::invalid("");
     response.uid = uid.to_string();
     response.allowed = true;
@@ -40,13 +36,7 @@ pub fn respond(
     let denials: Vec<_> = verdict.at(Action::Deny).collect();
     if !denials.is_empty() {
         let mut message = format!("{} covenant violation(s): ", denials.len());
-        message.push_str(
-            &denials
-                .iter()
-                .map(|f| f.line())
-                .collect::<Vec<_>>()
-                .join("; "),
-        );
+        message.push_str(&denials.iter().map(|f| f.line()).collect::<Vec<_>>().join("; "));
         let causes = denials
             .iter()
             .map(|f| StatusCause {
@@ -75,36 +65,22 @@ pub fn respond(
         let total = warnings.len();
         if total > MAX_WARNINGS {
             warnings.truncate(MAX_WARNINGS - 1);
-            warnings.push(format!(
-                "covenant: {} more warning(s) not shown",
-                total - (MAX_WARNINGS - 1)
-            ));
+            warnings.push(format!("covenant: {} more warning(s) not shown", total - (MAX_WARNINGS - 1)));
         }
-        response.warnings = Some(
-            warnings
-                .iter()
-                .map(|w| truncate(w, MAX_WARNING_LEN))
-                .collect(),
-        );
+        response.warnings = Some(warnings.iter().map(|w| truncate(w, MAX_WARNING_LEN)).collect());
     }
 
     if !verdict.findings.is_empty() {
         let mut ids: Vec<&str> = verdict.findings.iter().map(|f| f.rule.id).collect();
         ids.dedup();
-        response
-            .audit_annotations
-            .insert("rules".into(), ids.join(","));
+        response.audit_annotations.insert("rules".into(), ids.join(","));
         let audited: Vec<String> = verdict.at(Action::Audit).map(|f| f.line()).collect();
         if !audited.is_empty() {
-            response
-                .audit_annotations
-                .insert("audit".into(), truncate(&audited.join("; "), 1024));
+            response.audit_annotations.insert("audit".into(), truncate(&audited.join("; "), 1024));
         }
     }
     if let Some(reason) = &verdict.exempted {
-        response
-            .audit_annotations
-            .insert("exempted".into(), truncate(reason, 256));
+        response.audit_annotations.insert("exempted".into(), truncate(reason, 256));
     }
 
     response.into_review()
@@ -121,12 +97,7 @@ mod tests {
     }
 
     fn finding(id: &str, action: Action) -> Finding {
-        Finding::new(
-            lookup(id).unwrap(),
-            action,
-            "/x",
-            vec![("reason", "bad".into())],
-        )
+        Finding::new(lookup(id).unwrap(), action, "/x", vec![("reason", "bad".into())])
     }
 
     #[test]
@@ -142,10 +113,7 @@ mod tests {
     fn denial_carries_one_cause_per_finding() {
         let verdict = Verdict {
             family: Some("versioned"),
-            findings: vec![
-                finding("CVN-109", Action::Deny),
-                finding("CVN-109", Action::Deny),
-            ],
+            findings: vec![finding("CVN-109", Action::Deny), finding("CVN-109", Action::Deny)],
             exempted: None,
         };
         let v = respond("abc", &verdict, &[]);
@@ -156,10 +124,7 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("2 covenant violation(s): CVN-109 /x: bad"));
-        assert_eq!(
-            r["status"]["details"]["causes"].as_array().unwrap().len(),
-            2
-        );
+        assert_eq!(r["status"]["details"]["causes"].as_array().unwrap().len(), 2);
         assert_eq!(r["status"]["details"]["causes"][0]["reason"], "CVN-109");
         assert_eq!(r["auditAnnotations"]["rules"], "CVN-109");
     }
@@ -167,24 +132,13 @@ mod tests {
     #[test]
     fn warnings_are_capped_in_count_and_length() {
         let findings = (0..30).map(|_| finding("CVN-109", Action::Warn)).collect();
-        let verdict = Verdict {
-            family: None,
-            findings,
-            exempted: None,
-        };
+        let verdict = Verdict { family: None, findings, exempted: None };
         let long = "w".repeat(400);
         let v = respond("abc", &verdict, &[long]);
         let w = v["response"]["warnings"].as_array().unwrap();
         assert_eq!(w.len(), MAX_WARNINGS);
-        assert!(w
-            .iter()
-            .all(|s| s.as_str().unwrap().chars().count() <= MAX_WARNING_LEN));
-        assert!(w
-            .last()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("more warning(s)"));
+        assert!(w.iter().all(|s| s.as_str().unwrap().chars().count() <= MAX_WARNING_LEN));
+        assert!(w.last().unwrap().as_str().unwrap().contains("more warning(s)"));
         assert_eq!(v["response"]["allowed"], true);
     }
 }

@@ -45,10 +45,7 @@ impl Family for Versioned {
         for s in self.schemas.values() {
             claims.push(Claim::Schema(s.schema.clone()));
             for r in &s.resources {
-                claims.push(Claim::Kind {
-                    group: r.group.clone(),
-                    kind: r.kind.clone(),
-                });
+                claims.push(Claim::Kind { group: r.group.clone(), kind: r.kind.clone() });
             }
         }
         claims
@@ -66,11 +63,7 @@ impl Family for Versioned {
                 return;
             }
             Err(e) => {
-                cx.report(
-                    "CVN-109",
-                    "",
-                    vec![("reason", format!("object is not valid JSON: {e}"))],
-                );
+                cx.report("CVN-109", "", vec![("reason", format!("object is not valid JSON: {e}"))]);
                 return;
             }
         };
@@ -83,10 +76,7 @@ impl Family for Versioned {
             return;
         };
         let Some(name) = schema_member.as_str() else {
-            let reason = format!(
-                "member \"schema\" must be a string, found {}",
-                describe(schema_member)
-            );
+            let reason = format!("member \"schema\" must be a string, found {}", describe(schema_member));
             cx.report("CVN-109", "/schema", vec![("reason", reason)]);
             return;
         };
@@ -143,17 +133,9 @@ impl Family for Versioned {
             return;
         }
         // A format carried by a custom resource also has the Kubernetes object envelope.
-        let envelope: &[&str] = if subject.gvk.kind.is_empty() {
-            &[]
-        } else {
-            &K8S_ENVELOPE
-        };
-        let allowed: Vec<&str> = IDENTITY
-            .iter()
-            .chain(envelope)
-            .copied()
-            .chain(members.iter().map(String::as_str))
-            .collect();
+        let envelope: &[&str] = if subject.gvk.kind.is_empty() { &[] } else { &K8S_ENVELOPE };
+        let allowed: Vec<&str> =
+            IDENTITY.iter().chain(envelope).copied().chain(members.iter().map(String::as_str)).collect();
         for key in doc.keys() {
             if allowed.contains(&key.as_str()) {
                 continue;

@@ -23,17 +23,7 @@ const fn row(
     help: &'static str,
     docs: &'static str,
 ) -> RuleMeta {
-    RuleMeta {
-        id,
-        slug,
-        category,
-        default_action,
-        status,
-        summary,
-        message,
-        help,
-        docs,
-    }
+    RuleMeta { id, slug, category, default_action, status, summary, message, help, docs }
 }
 
 /// Every rule covenant knows, sorted by id.

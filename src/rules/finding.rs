@@ -39,16 +39,7 @@ impl Finding {
         let message = render(rule.message, &args);
         let help = (!rule.help.is_empty()).then(|| render(rule.help, &args));
         let fingerprint = fingerprint(rule.id, &pointer, &args);
-        Finding {
-            rule,
-            action,
-            pointer,
-            message,
-            help,
-            args,
-            bump: None,
-            fingerprint,
-        }
+        Finding { rule, action, pointer, message, help, args, bump: None, fingerprint }
     }
 
     /// The severity the action gives this finding.

@@ -41,13 +41,7 @@ impl Action {
     }
 
     /// Every spelling, for error messages.
-    pub const ALL: [Action; 5] = [
-        Action::Deny,
-        Action::Warn,
-        Action::Audit,
-        Action::Mutate,
-        Action::Off,
-    ];
+    pub const ALL: [Action; 5] = [Action::Deny, Action::Warn, Action::Audit, Action::Mutate, Action::Off];
 }
 
 impl fmt::Display for Action {
@@ -129,10 +123,7 @@ impl Category {
 impl FromStr for Category {
     type Err = ();
     fn from_str(s: &str) -> Result<Self, ()> {
-        Category::ALL
-            .into_iter()
-            .find(|c| c.as_str() == s)
-            .ok_or(())
+        Category::ALL.into_iter().find(|c| c.as_str() == s).ok_or(())
     }
 }
 
@@ -196,10 +187,7 @@ impl RuleMeta {
 
 /// The `{name}` placeholders of a template.
 pub fn template_names(template: &'static str) -> impl Iterator<Item = &'static str> {
-    template
-        .split('{')
-        .skip(1)
-        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+    template.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
 /// Render a template, replacing each `{name}` with its argument. A placeholder with no

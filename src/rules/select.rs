@@ -28,10 +28,7 @@ impl Selector {
         if let Ok(category) = word.parse::<Category>() {
             return Ok(Selector::Category(category));
         }
-        let known = CATALOG
-            .iter()
-            .map(|r| r.id)
-            .chain(Category::ALL.iter().map(|c| c.as_str()));
+        let known = CATALOG.iter().map(|r| r.id).chain(Category::ALL.iter().map(|c| c.as_str()));
         let near = super::closest(word, known);
         let mut text = format!("unknown rule id or category \"{word}\"");
         if !near.is_empty() {
@@ -60,28 +57,18 @@ impl Selector {
 
 /// Quote and join words: `"a", "b"`.
 pub fn quote_list(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| format!("\"{w}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
 }
 
 impl Default for RuleSet {
     fn default() -> Self {
-        RuleSet {
-            actions: CATALOG.iter().map(|r| r.default_action).collect(),
-        }
+        RuleSet { actions: CATALOG.iter().map(|r| r.default_action).collect() }
     }
 }
 
 impl RuleSet {
     /// Build from already-parsed selectors. `select` empty means every rule.
-    pub fn build(
-        select: &[Selector],
-        ignore: &[Selector],
-        actions: &[(Selector, Action)],
-    ) -> RuleSet {
+    pub fn build(select: &[Selector], ignore: &[Selector], actions: &[(Selector, Action)]) -> RuleSet {
         let actions_out = CATALOG
             .iter()
             .map(|rule| {
@@ -97,16 +84,12 @@ impl RuleSet {
                     .unwrap_or(rule.default_action)
             })
             .collect();
-        RuleSet {
-            actions: actions_out,
-        }
+        RuleSet { actions: actions_out }
     }
 
     /// The configured action of a rule (by catalogue row).
     pub fn action(&self, rule: &RuleMeta) -> Action {
-        super::position(rule.id)
-            .map(|i| self.actions[i])
-            .unwrap_or(Action::Off)
+        super::position(rule.id).map(|i| self.actions[i]).unwrap_or(Action::Off)
     }
 
     /// Whether a rule runs: selected, not off, and built.

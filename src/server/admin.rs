@@ -18,10 +18,8 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
-            p.detail = format!(
-                "no route {}; the admin listener serves /livez, /readyz and /metrics",
-                uri.path()
-            );
+            p.detail =
+                format!("no route {}; the admin listener serves /livez, /readyz and /metrics", uri.path());
             p
         })
         .with_state(state)
@@ -30,11 +28,7 @@ pub fn router(state: AppState) -> Router {
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.readiness.check() {
         Ok(()) => (StatusCode::OK, "ok\n").into_response(),
-        Err(why) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("not ready: {why}\n"),
-        )
-            .into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")).into_response(),
     }
 }
 

@@ -27,12 +27,7 @@ pub const CONTENT_TYPE: &str = "application/problem+json";
 
 impl Problem {
     /// A problem with the given status, type slug, title and detail.
-    pub fn new(
-        status: StatusCode,
-        slug: &str,
-        title: &'static str,
-        detail: impl Into<String>,
-    ) -> Problem {
+    pub fn new(status: StatusCode, slug: &str, title: &'static str, detail: impl Into<String>) -> Problem {
         Problem {
             kind: format!("https://covenant.dev/problems/{slug}"),
             title,
@@ -48,9 +43,7 @@ impl Problem {
             StatusCode::NOT_FOUND,
             "not-found",
             "Unknown route",
-            format!(
-                "no route {path}; the webhook serves POST /api/v0/validate and POST /api/v0/mutate"
-            ),
+            format!("no route {path}; the webhook serves POST /api/v0/validate and POST /api/v0/mutate"),
         )
     }
 
@@ -80,9 +73,7 @@ impl Problem {
             StatusCode::PAYLOAD_TOO_LARGE,
             "body-too-large",
             "Body too large",
-            format!(
-                "request body is larger than the limit of {limit} bytes (server.bodyLimitBytes)"
-            ),
+            format!("request body is larger than the limit of {limit} bytes (server.bodyLimitBytes)"),
         )
     }
 
@@ -107,9 +98,7 @@ impl IntoResponse for Problem {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = serde_json::to_vec(&self).unwrap_or_default();
         let mut response = (status, body).into_response();
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
         response
     }
 }

@@ -48,10 +48,7 @@ pub struct CertPaths {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Read {
-        path: path.display().to_string(),
-        source,
-    })
+    std::fs::read(path).map_err(|source| Error::Read { path: path.display().to_string(), source })
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -68,18 +65,12 @@ struct Loaded {
 fn load(paths: &CertPaths) -> Result<Loaded, Error> {
     let cert_bytes = read(&paths.cert)?;
     let key_bytes = read(&paths.key)?;
-    let invalid = |path: &Path, reason: String| Error::Invalid {
-        path: path.display().to_string(),
-        reason,
-    };
+    let invalid = |path: &Path, reason: String| Error::Invalid { path: path.display().to_string(), reason };
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_bytes)
         .collect::<Result<_, _>>()
         .map_err(|e| invalid(&paths.cert, format!("not a PEM certificate chain: {e}")))?;
     if chain.is_empty() {
-        return Err(invalid(
-            &paths.cert,
-            "no certificate found; expected a PEM CERTIFICATE block".into(),
-        ));
+        return Err(invalid(&paths.cert, "no certificate found; expected a PEM CERTIFICATE block".into()));
     }
     let key = PrivateKeyDer::from_pem_slice(&key_bytes)
         .map_err(|e| invalid(&paths.key, format!("not a PEM private key: {e}")))?;
@@ -88,20 +79,13 @@ fn load(paths: &CertPaths) -> Result<Loaded, Error> {
         .load_private_key(key)
         .map_err(|e| invalid(&paths.key, format!("unusable private key: {e}")))?;
     let certified = CertifiedKey::new(chain, signing_key);
-    certified.keys_match().map_err(|e| {
-        invalid(
-            &paths.key,
-            format!("key does not match the certificate: {e}"),
-        )
-    })?;
+    certified
+        .keys_match()
+        .map_err(|e| invalid(&paths.key, format!("key does not match the certificate: {e}")))?;
     let not_after = x509_parser::parse_x509_certificate(certified.cert[0].as_ref())
         .ok()
         .map(|(_, c)| c.validity().not_after.timestamp());
-    Ok(Loaded {
-        key: Arc::new(certified),
-        bytes: (cert_bytes, key_bytes),
-        not_after,
-    })
+    Ok(Loaded { key: Arc::new(certified), bytes: (cert_bytes, key_bytes), not_after })
 }
 
 /// Serves whichever key pair was loaded last.
@@ -127,24 +111,15 @@ pub struct Tls {
 
 impl Tls {
     /// Load the certificate (failing fast) and build the server config.
-    pub fn new(
-        paths: CertPaths,
-        client_ca: Option<&Path>,
-        metrics: &Metrics,
-    ) -> Result<Tls, Error> {
+    pub fn new(paths: CertPaths, client_ca: Option<&Path>, metrics: &Metrics) -> Result<Tls, Error> {
         let loaded = load(&paths)?;
         if let Some(t) = loaded.not_after {
             metrics.certificate_expiry.set(t as f64);
         }
-        let resolver = Arc::new(ReloadingResolver {
-            current: ArcSwap::new(loaded.key),
-        });
+        let resolver = Arc::new(ReloadingResolver { current: ArcSwap::new(loaded.key) });
         let builder = ServerConfig::builder_with_provider(provider())
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-            .map_err(|e| Error::Invalid {
-                path: "tls".into(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| Error::Invalid { path: "tls".into(), reason: e.to_string() })?;
         let builder = match client_ca {
             None => builder.with_no_client_auth(),
             Some(ca) => {
@@ -160,24 +135,15 @@ impl Tls {
                         reason: format!("unusable CA certificate: {e}"),
                     })?;
                 }
-                let verifier =
-                    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-                        .build()
-                        .map_err(|e| Error::Invalid {
-                            path: ca.display().to_string(),
-                            reason: e.to_string(),
-                        })?;
+                let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+                    .build()
+                    .map_err(|e| Error::Invalid { path: ca.display().to_string(), reason: e.to_string() })?;
                 builder.with_client_cert_verifier(verifier)
             }
         };
         let mut config = builder.with_cert_resolver(resolver.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(Tls {
-            config: Arc::new(config),
-            resolver,
-            paths,
-            last: std::sync::Mutex::new(loaded.bytes),
-        })
+        Ok(Tls { config: Arc::new(config), resolver, paths, last: std::sync::Mutex::new(loaded.bytes) })
     }
 
     /// Re-read the files; swap the key pair if they changed and load. Returns whether a new

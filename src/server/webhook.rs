@@ -55,7 +55,9 @@ fn deadline(query: Option<&str>) -> Result<Option<Duration>, Problem> {
                     Problem::bad_request(
                         "invalid-query",
                         "Invalid query parameter",
-                        format!("query parameter timeout: expected a duration such as \"10s\", found \"{value}\""),
+                        format!(
+                            "query parameter timeout: expected a duration such as \"10s\", found \"{value}\""
+                        ),
                     )
                 })?;
                 timeout = Some(d);
@@ -64,7 +66,9 @@ fn deadline(query: Option<&str>) -> Result<Option<Duration>, Problem> {
                 return Err(Problem::bad_request(
                     "invalid-query",
                     "Invalid query parameter",
-                    format!("query parameter \"{other}\" is not declared; the webhook reads only \"timeout\""),
+                    format!(
+                        "query parameter \"{other}\" is not declared; the webhook reads only \"timeout\""
+                    ),
                 ))
             }
         }
@@ -73,19 +77,12 @@ fn deadline(query: Option<&str>) -> Result<Option<Duration>, Problem> {
 }
 
 fn content_type_ok(headers: &HeaderMap) -> Result<(), Problem> {
-    let found = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let found = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let essence = found.split(';').next().unwrap_or("").trim();
     if essence.eq_ignore_ascii_case("application/json") {
         Ok(())
     } else {
-        Err(Problem::unsupported_media_type(if found.is_empty() {
-            "(none)"
-        } else {
-            found
-        }))
+        Err(Problem::unsupported_media_type(if found.is_empty() { "(none)" } else { found }))
     }
 }
 
@@ -134,11 +131,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     let (mut review, timeout) = match outcome {
         Ok(ok) => ok,
         Err(problem) => {
-            state
-                .metrics
-                .requests
-                .with_label_values(&[webhook.as_str(), "", "", "", "error", "false"])
-                .inc();
+            state.metrics.requests.with_label_values(&[webhook.as_str(), "", "", "", "error", "false"]).inc();
             tracing::info!(webhook = webhook.as_str(), status = problem.status, detail = %problem.detail, "review refused");
             return problem.into_response();
         }
@@ -147,9 +140,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     // Rules that look up cluster state share what is left of the request's deadline,
     // minus a margin to answer in, capped by the configured budget.
     let budget = match timeout {
-        Some(t) => t
-            .saturating_sub(Duration::from_millis(250))
-            .min(state.lookup_budget),
+        Some(t) => t.saturating_sub(Duration::from_millis(250)).min(state.lookup_budget),
         None => state.lookup_budget,
     };
     review.subject.budget = Some(budget);
@@ -166,37 +157,20 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         // The mutating webhook writes patches only; its findings belong to the validating
         // webhook, so a review is never judged twice.
         (_, Webhook::Mutate, _) => crate::engine::Verdict::default(),
-        (_, Webhook::Validate, _) => state
-            .engine
-            .evaluate(&review.subject, state.cluster.as_ref()),
+        (_, Webhook::Validate, _) => state.engine.evaluate(&review.subject, state.cluster.as_ref()),
     };
 
     let subject = &review.subject;
-    let decision = if verdict.denied() {
-        "denied"
-    } else {
-        "allowed"
-    };
+    let decision = if verdict.denied() { "denied" } else { "allowed" };
     let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
     state
         .metrics
         .requests
-        .with_label_values(&[
-            webhook.as_str(),
-            op,
-            &subject.gvk.group,
-            &subject.gvk.kind,
-            decision,
-            dry_run,
-        ])
+        .with_label_values(&[webhook.as_str(), op, &subject.gvk.group, &subject.gvk.kind, decision, dry_run])
         .inc();
     for f in &verdict.findings {
-        state
-            .metrics
-            .findings
-            .with_label_values(&[f.rule.id, f.action.as_str()])
-            .inc();
+        state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
     let rules: Vec<&str> = verdict.findings.iter().map(|f| f.rule.id).collect();
     tracing::info!(
@@ -221,20 +195,9 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     state
         .metrics
         .duration
-        .with_label_values(&[
-            webhook.as_str(),
-            op,
-            &subject.gvk.group,
-            &subject.gvk.kind,
-            dry_run,
-        ])
+        .with_label_values(&[webhook.as_str(), op, &subject.gvk.group, &subject.gvk.kind, dry_run])
         .observe(started.elapsed().as_secs_f64());
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 #[cfg(test)]
@@ -243,10 +206,7 @@ mod tests {
 
     #[test]
     fn timeout_query_is_read_and_unknown_parameters_refused() {
-        assert_eq!(
-            deadline(Some("timeout=10s")).unwrap(),
-            Some(Duration::from_secs(10))
-        );
+        assert_eq!(deadline(Some("timeout=10s")).unwrap(), Some(Duration::from_secs(10)));
         assert_eq!(deadline(None).unwrap(), None);
         assert!(deadline(Some("timeout=soon")).is_err());
         assert!(deadline(Some("dryRun=1")).is_err());

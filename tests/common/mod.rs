@@ -21,10 +21,7 @@ pub fn fixtures() -> PathBuf {
 /// Every `.json` AdmissionReview body under tests/fixtures/admission, sorted.
 pub fn corpus_reviews() -> Vec<PathBuf> {
     let files = covenant::report::discover(&fixtures().join("admission")).unwrap();
-    files
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect()
+    files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
 }
 
 /// The config the versioned fixtures use.
@@ -108,17 +105,9 @@ impl TestServer {
             (Some(d), Some(c), Some(ca)) => (d, c, ca),
             _ => {
                 let dir = tempfile::tempdir().unwrap();
-                let certs =
-                    DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+                let certs = DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
                 let w = certs.write(dir.path()).unwrap();
-                (
-                    dir,
-                    CertPaths {
-                        cert: w.cert,
-                        key: w.key,
-                    },
-                    certs.ca_pem,
-                )
+                (dir, CertPaths { cert: w.cert, key: w.key }, certs.ca_pem)
             }
         };
         let state = state(&setup.config);
@@ -147,15 +136,7 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        TestServer {
-            webhook,
-            admin,
-            ca_pem,
-            dir,
-            state,
-            stop: Some(stop),
-            task: Some(task),
-        }
+        TestServer { webhook, admin, ca_pem, dir, state, stop: Some(stop), task: Some(task) }
     }
 
     /// `https://localhost:PORT{path}`
@@ -183,12 +164,7 @@ impl TestServer {
 
     /// The admin listener's /metrics text.
     pub async fn metrics(&self) -> String {
-        reqwest::get(format!("http://{}/metrics", self.admin))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        reqwest::get(format!("http://{}/metrics", self.admin)).await.unwrap().text().await.unwrap()
     }
 }
 
@@ -207,11 +183,7 @@ pub fn client(
     for ca in cas {
         b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap());
     }
-    b = if h2 {
-        b.http2_prior_knowledge()
-    } else {
-        b.http1_only()
-    };
+    b = if h2 { b.http2_prior_knowledge() } else { b.http1_only() };
     if let Some(id) = identity {
         b = b.identity(id);
     }
@@ -219,18 +191,8 @@ pub fn client(
 }
 
 /// POST a JSON body to a route.
-pub async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    body: impl Into<reqwest::Body>,
-) -> reqwest::Response {
-    client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
+pub async fn post(client: &reqwest::Client, url: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+    client.post(url).header("content-type", "application/json").body(body).send().await.unwrap()
 }
 
 /// A v1 AdmissionReview wrapping `object` as a CREATE of `group`/`kind`.

@@ -1,0 +1,42 @@
+//! One fixture folder per live rule (`tests/fixtures/rules/CVN-xxx/`): a config selecting only
+//! that rule, an input, and the expected text output. Adding a rule means adding a folder.
+
+mod common;
+
+use covenant::cluster::EmptyCluster;
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::report::{check, render_text, Source};
+use covenant::rules::{Status, CATALOG};
+
+fn run(dir: &std::path::Path) -> String {
+    let config = Config::load(&dir.join("covenant.yaml")).unwrap();
+    let engine = Engine::new(&config);
+    let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
+    let report = check(&engine, &EmptyCluster, &[Source { name: "input.yaml".into(), text }]);
+    render_text(&report)
+}
+
+#[test]
+fn every_live_rule_matches_its_fixture() {
+    let root = common::fixtures().join("rules");
+    let bless = std::env::var_os("COVENANT_BLESS").is_some();
+    for rule in CATALOG.iter().filter(|r| r.status == Status::Live) {
+        let dir = root.join(rule.id);
+        assert!(dir.is_dir(), "live rule {} has no fixture folder {}", rule.id, dir.display());
+        let got = run(&dir);
+        let expected_path = dir.join("expected.txt");
+        if bless {
+            std::fs::write(&expected_path, &got).unwrap();
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
+            panic!("{} missing; run with COVENANT_BLESS=1 and review it", expected_path.display())
+        });
+        assert_eq!(got, expected, "{} output drifted", rule.id);
+        // The fixture exercises its rule, and only its rule.
+        let ids: Vec<&str> =
+            got.lines().filter_map(|l| l.split_once("error[").map(|(_, r)| &r[..7])).collect();
+        assert!(!ids.is_empty(), "{} fixture produced no finding", rule.id);
+        assert!(ids.iter().all(|id| *id == rule.id), "{}: other rules fired: {ids:?}", rule.id);
+    }
+}
