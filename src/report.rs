@@ -123,10 +123,13 @@ pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> 
             let positions = doc.positions.clone();
             let subject = Subject::from_document(doc.value.clone());
             let verdict = engine.evaluate(&subject, cluster);
+            let first = report.entries.len();
             for f in verdict.findings {
                 let at = positions.locate(&f.pointer);
                 report.entries.push(entry(f, at));
             }
+            // A document's findings read top to bottom, as the file does.
+            report.entries[first..].sort_by_key(|e| e.at);
         }
         if let Some(e) = syntax {
             let reason = format!("not valid YAML: {}", e.reason);

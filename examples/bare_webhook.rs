@@ -1,0 +1,68 @@
+//! The load bench's reference: a bare parse-and-allow webhook on covenant's own stack (axum,
+//! hyper-util, rustls), with none of covenant's work. It reads the body, parses it into a
+//! `serde_json::Value`, and allows with the same uid. Not a product; a measuring stick.
+//!
+//! `bare_webhook --cert F --key F --listen ADDR [--threads N]`
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::routing::post;
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+async fn validate(body: Bytes) -> ([(&'static str, &'static str); 1], Vec<u8>) {
+    let review: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let uid = review.pointer("/request/uid").cloned().unwrap_or_default();
+    let out = serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {"uid": uid, "allowed": true}
+    });
+    ([("content-type", "application/json")], serde_json::to_vec(&out).unwrap_or_default())
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let cert = arg(&args, "--cert").expect("--cert");
+    let key = arg(&args, "--key").expect("--key");
+    let listen = arg(&args, "--listen").unwrap_or_else(|| "127.0.0.1:9443".into());
+    let threads: usize = arg(&args, "--threads").and_then(|t| t.parse().ok()).unwrap_or(1);
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().unwrap();
+    rt.block_on(async move {
+        let chain: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(&cert).unwrap().collect::<Result<_, _>>().unwrap();
+        let key = PrivateKeyDer::from_pem_file(&key).unwrap();
+        let mut config =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(chain, key)
+                .unwrap();
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let app = Router::new().route("/api/v0/validate", post(validate));
+        let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
+        println!("listening {}", listener.local_addr().unwrap());
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else { continue };
+            let _ = tcp.set_nodelay(true);
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let builder = auto::Builder::new(TokioExecutor::new());
+                let _ = builder.serve_connection(TokioIo::new(tls), TowerToHyperService::new(app)).await;
+            });
+        }
+    });
+}

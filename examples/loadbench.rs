@@ -1,0 +1,339 @@
+//! The load bench: covenant and the bare parse-and-allow webhook (`bare_webhook`) side by side
+//! over TLS on loopback, HTTP/1.1 keep-alive and HTTP/2, in alternating short rounds. Each
+//! server is pinned to core 1 with one worker thread; run this generator on core 0
+//! (`make bench-load` does). For each scenario it prints req/s, p50/p99 and server CPU per
+//! request (from /proc/<pid>/stat), and the covenant ÷ bare ratios, each computed within a
+//! round and then taken as the median over rounds.
+//!
+//! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN]`
+//! Every request goes to 127.0.0.1; every loop is bounded in time; both servers are killed
+//! by PID at the end.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::ServerName;
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Server {
+    name: &'static str,
+    child: Child,
+    addr: SocketAddr,
+}
+
+fn spawn(name: &'static str, pinned: bool, bin: &Path, args: &[String]) -> Child {
+    let mut cmd = if pinned {
+        let mut c = Command::new("taskset");
+        c.arg("-c").arg("1").arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", bin.display()))
+}
+
+/// utime + stime of a process, in seconds.
+fn cpu_seconds(pid: u32, ticks: f64) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let get = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (get(11) + get(12)) / ticks
+}
+
+#[derive(Clone, Copy)]
+enum Proto {
+    H1 { conns: usize },
+    H2 { conns: usize, streams: usize },
+}
+
+struct Round {
+    requests: u64,
+    errors: u64,
+    wall: f64,
+    cpu: f64,
+    latencies: Vec<Duration>,
+}
+
+async fn connect(
+    addr: SocketAddr,
+    tls: &tokio_rustls::TlsConnector,
+) -> TokioIo<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let stream = tls.connect(ServerName::try_from("localhost").unwrap(), tcp).await.unwrap();
+    TokioIo::new(stream)
+}
+
+fn request(body: &Bytes) -> hyper::Request<Full<Bytes>> {
+    hyper::Request::post("https://localhost/api/v0/validate?timeout=10s")
+        .header("content-type", "application/json")
+        .header("host", "localhost")
+        .body(Full::new(body.clone()))
+        .unwrap()
+}
+
+async fn run_round(
+    addr: SocketAddr,
+    proto: Proto,
+    body: Bytes,
+    ca: &str,
+    seconds: f64,
+    pid: u32,
+    ticks: f64,
+) -> Round {
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls_pki_types::CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let alpn: Vec<Vec<u8>> = match proto {
+        Proto::H1 { .. } => vec![b"http/1.1".to_vec()],
+        Proto::H2 { .. } => vec![b"h2".to_vec()],
+    };
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    config.alpn_protocols = alpn;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config));
+
+    // Connect (and warm each connection with one request) before the clock starts.
+    let mut senders: Vec<Box<dyn FnMut() -> futures_util::future::BoxFuture<'static, bool> + Send>> =
+        Vec::new();
+    match proto {
+        Proto::H1 { conns } => {
+            for _ in 0..conns {
+                let (mut s, conn) =
+                    hyper::client::conn::http1::handshake(connect(addr, &tls).await).await.unwrap();
+                tokio::spawn(conn);
+                let _ = s.send_request(request(&body)).await.unwrap().into_body().collect().await;
+                let s = Arc::new(tokio::sync::Mutex::new(s));
+                let b = body.clone();
+                senders.push(Box::new(move || {
+                    let (s, b) = (s.clone(), b.clone());
+                    Box::pin(async move {
+                        let mut s = s.lock().await;
+                        match s.send_request(request(&b)).await {
+                            Ok(r) => r.status() == 200 && r.into_body().collect().await.is_ok(),
+                            Err(_) => false,
+                        }
+                    })
+                }));
+            }
+        }
+        Proto::H2 { conns, streams } => {
+            for _ in 0..conns {
+                let (s, conn) =
+                    hyper::client::conn::http2::handshake(TokioExecutor::new(), connect(addr, &tls).await)
+                        .await
+                        .unwrap();
+                tokio::spawn(conn);
+                for _ in 0..streams {
+                    let s = s.clone();
+                    let b = body.clone();
+                    senders.push(Box::new(move || {
+                        let (mut s, b) = (s.clone(), b.clone());
+                        Box::pin(async move {
+                            match s.send_request(request(&b)).await {
+                                Ok(r) => r.status() == 200 && r.into_body().collect().await.is_ok(),
+                                Err(_) => false,
+                            }
+                        })
+                    }));
+                }
+            }
+        }
+    }
+
+    let cpu0 = cpu_seconds(pid, ticks);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(seconds);
+    let mut tasks = Vec::new();
+    for mut send in senders {
+        tasks.push(tokio::spawn(async move {
+            let (mut ok, mut errors, mut lat) = (0u64, 0u64, Vec::new());
+            // Bounded: stops at the deadline, and never sends more than a million requests.
+            while Instant::now() < deadline && ok + errors < 1_000_000 {
+                let t = Instant::now();
+                if send().await {
+                    ok += 1;
+                    lat.push(t.elapsed());
+                } else {
+                    errors += 1;
+                }
+            }
+            (ok, errors, lat)
+        }));
+    }
+    let mut round = Round { requests: 0, errors: 0, wall: 0.0, cpu: 0.0, latencies: Vec::new() };
+    for t in tasks {
+        let (ok, errors, lat) = t.await.unwrap();
+        round.requests += ok;
+        round.errors += errors;
+        round.latencies.extend(lat);
+    }
+    round.wall = start.elapsed().as_secs_f64();
+    round.cpu = cpu_seconds(pid, ticks) - cpu0;
+    round
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[v.len() / 2]
+}
+
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
+    let seconds: f64 = arg(&args, "--seconds").and_then(|v| v.parse().ok()).unwrap_or(3.0);
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release");
+    let covenant_bin = arg(&args, "--covenant").map(PathBuf::from).unwrap_or(target.join("covenant"));
+    let bare_bin = arg(&args, "--bare").map(PathBuf::from).unwrap_or(target.join("examples/bare_webhook"));
+    let pinned = Command::new("taskset").arg("-V").output().is_ok();
+    let ticks: f64 = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0);
+
+    let dir = tempfile::tempdir().unwrap();
+    let certs = covenant::certs::DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+    let w = certs.write(dir.path()).unwrap();
+    let (cert, key) = (w.cert.display().to_string(), w.key.display().to_string());
+
+    let (cp, ap, bp) = (free_port(), free_port(), free_port());
+    let covenant_args: Vec<String> = [
+        "serve",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "--offline",
+        "--threads",
+        "1",
+        "--log-level",
+        "warn",
+        "--listen",
+        &format!("127.0.0.1:{cp}"),
+        "--admin-listen",
+        &format!("127.0.0.1:{ap}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let bare_args: Vec<String> =
+        ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{bp}")]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let mut servers = vec![
+        Server {
+            name: "bare",
+            child: spawn("bare", pinned, &bare_bin, &bare_args),
+            addr: ([127, 0, 0, 1], bp).into(),
+        },
+        Server {
+            name: "covenant",
+            child: spawn("covenant", pinned, &covenant_bin, &covenant_args),
+            addr: ([127, 0, 0, 1], cp).into(),
+        },
+    ];
+    for s in &servers {
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(s.addr).is_err() {
+            assert!(Instant::now() < until, "{} did not start", s.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench");
+    let small = Bytes::from(std::fs::read(fixtures.join("deployment-create-4k.json")).unwrap());
+    let large = Bytes::from(std::fs::read(fixtures.join("crd-update-400k.json")).unwrap());
+    let scenarios = [
+        ("4 KB Deployment CREATE, HTTP/1.1, 16 conns", small.clone(), Proto::H1 { conns: 16 }),
+        ("4 KB Deployment CREATE, HTTP/2, 4 conns x 16 streams", small, Proto::H2 { conns: 4, streams: 16 }),
+        ("390 KB CRD UPDATE, HTTP/1.1, 4 conns", large.clone(), Proto::H1 { conns: 4 }),
+        ("390 KB CRD UPDATE, HTTP/2, 1 conn x 4 streams", large, Proto::H2 { conns: 1, streams: 4 }),
+    ];
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    println!(
+        "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}",
+        if pinned { "pinned to core 1 (taskset)" } else { "NOT pinned (no taskset)" }
+    );
+    for (title, body, proto) in scenarios {
+        let mut per: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
+        for r in 0..rounds {
+            // Alternate which server goes first, so slow drift cancels.
+            let order: [usize; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                let s = &servers[i];
+                let round = rt.block_on(run_round(
+                    s.addr,
+                    proto,
+                    body.clone(),
+                    &certs.ca_pem,
+                    seconds,
+                    s.child.id(),
+                    ticks,
+                ));
+                per[i].push(round);
+            }
+        }
+        println!("\n{title}");
+        println!(
+            "  {:<9} {:>10} {:>10} {:>10} {:>14} {:>7}",
+            "server", "req/s", "p50", "p99", "CPU µs/req", "errors"
+        );
+        for (i, s) in servers.iter().enumerate() {
+            let rps = median(per[i].iter().map(|r| r.requests as f64 / r.wall).collect());
+            let cpu = median(per[i].iter().map(|r| r.cpu * 1e6 / r.requests.max(1) as f64).collect());
+            let mut lat: Vec<Duration> = per[i].iter().flat_map(|r| r.latencies.iter().copied()).collect();
+            let (p50, p99) = (percentile(&mut lat, 0.5), percentile(&mut lat, 0.99));
+            let errors: u64 = per[i].iter().map(|r| r.errors).sum();
+            println!(
+                "  {:<9} {:>10.0} {:>10.2?} {:>10.2?} {:>14.1} {:>7}",
+                s.name, rps, p50, p99, cpu, errors
+            );
+        }
+        let ratio =
+            |f: &dyn Fn(&Round) -> f64| median((0..rounds).map(|r| f(&per[1][r]) / f(&per[0][r])).collect());
+        let cpu_ratio = ratio(&|r| r.cpu / r.requests.max(1) as f64);
+        let rps_ratio = ratio(&|r| r.requests as f64 / r.wall);
+        println!("  covenant / bare: CPU per request {cpu_ratio:.2}x, req/s {rps_ratio:.2}x (medians of per-round ratios)");
+    }
+    for s in &mut servers {
+        let _ = s.child.kill();
+        let _ = s.child.wait();
+    }
+}
