@@ -169,3 +169,21 @@ async fn client_ca_admits_only_apiservers_with_a_certificate_from_it() {
     let resp = post(&apiserver, &url, sample()).await;
     assert_eq!(resp.status(), 200);
 }
+
+#[tokio::test]
+async fn tls_1_2_and_1_3_are_both_served() {
+    let server = TestServer::start().await;
+    for version in [reqwest::tls::Version::TLS_1_2, reqwest::tls::Version::TLS_1_3] {
+        let c = reqwest::Client::builder()
+            .tls_built_in_root_certs(false)
+            .use_rustls_tls()
+            .resolve("localhost", server.webhook)
+            .add_root_certificate(reqwest::Certificate::from_pem(server.ca_pem.as_bytes()).unwrap())
+            .min_tls_version(version)
+            .max_tls_version(version)
+            .build()
+            .unwrap();
+        let resp = post(&c, &server.url("/api/v0/validate"), sample()).await;
+        assert_eq!(resp.status(), 200, "{version:?}");
+    }
+}
