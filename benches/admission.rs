@@ -13,8 +13,6 @@ use tower::ServiceExt;
 
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
-use covenant::engine::Engine;
-use covenant::metrics::Metrics;
 use covenant::server::{router, AppState};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -40,18 +38,7 @@ fn decode(c: &mut Criterion) {
 }
 
 fn state() -> AppState {
-    let config = Config::embedded().unwrap();
-    let registry = prometheus::Registry::new();
-    AppState {
-        engine: Arc::new(Engine::new(&config)),
-        cluster: Arc::new(EmptyCluster),
-        metrics: Metrics::register(&registry).unwrap(),
-        registry,
-        readiness: Arc::default(),
-        body_limit: config.body_limit,
-        lookup_budget: config.lookup_budget,
-        mutation_enabled: config.mutation_enabled,
-    }
+    AppState::new(&Config::embedded().unwrap(), Arc::new(EmptyCluster)).unwrap()
 }
 
 fn validate(c: &mut Criterion) {

@@ -302,25 +302,20 @@ pub fn explain_page(rule: &crate::rules::RuleMeta) -> String {
     out
 }
 
+/// The columns a catalogue row shows in the text and markdown listings.
+fn columns(r: &crate::rules::RuleMeta) -> [&'static str; 6] {
+    [r.id, r.slug, r.category.as_str(), r.default_action.as_str(), r.status.as_str(), r.summary]
+}
+
 /// The catalogue in one of the `rules` formats.
 pub fn rules_listing(output: RulesOutput) -> String {
     match output {
         RulesOutput::Text => {
-            let mut out = format!(
-                "{:<8} {:<30} {:<11} {:<7} {:<8} {}\n",
-                "ID", "SLUG", "CATEGORY", "ACTION", "STATUS", "SUMMARY"
-            );
-            for r in CATALOG {
-                out.push_str(&format!(
-                    "{:<8} {:<30} {:<11} {:<7} {:<8} {}\n",
-                    r.id,
-                    r.slug,
-                    r.category.as_str(),
-                    r.default_action.as_str(),
-                    r.status.as_str(),
-                    r.summary
-                ));
-            }
+            let line = |c: [&str; 6]| {
+                format!("{:<8} {:<30} {:<11} {:<7} {:<8} {}\n", c[0], c[1], c[2], c[3], c[4], c[5])
+            };
+            let mut out = line(["ID", "SLUG", "CATEGORY", "ACTION", "STATUS", "SUMMARY"]);
+            CATALOG.iter().for_each(|r| out.push_str(&line(columns(r))));
             let live = CATALOG.iter().filter(|r| r.status == Status::Live).count();
             out.push_str(&format!(
                 "{} rules: {} live, {} planned\n",
@@ -349,15 +344,7 @@ pub fn rules_listing(output: RulesOutput) -> String {
                  | id | slug | category | default | status | summary |\n|---|---|---|---|---|---|\n",
             );
             for r in CATALOG {
-                out.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} |\n",
-                    r.id,
-                    r.slug,
-                    r.category.as_str(),
-                    r.default_action.as_str(),
-                    r.status.as_str(),
-                    r.summary
-                ));
+                out.push_str(&format!("| {} |\n", columns(r).join(" | ")));
             }
             out
         }
@@ -416,18 +403,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
 
-    let registry = prometheus::Registry::new();
-    let metrics = crate::metrics::Metrics::register(&registry).context("cannot register metrics")?;
-    let state = crate::server::AppState {
-        engine: Arc::new(Engine::new(&config)),
-        cluster,
-        metrics,
-        registry,
-        readiness: Arc::default(),
-        body_limit: config.body_limit,
-        lookup_budget: config.lookup_budget,
-        mutation_enabled: config.mutation_enabled,
-    };
+    let state = crate::server::AppState::new(&config, cluster).context("cannot register metrics")?;
     let options = crate::server::Options {
         listen,
         admin_listen,

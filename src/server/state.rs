@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cluster::ClusterView;
+use crate::config::Config;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
 
@@ -57,4 +58,22 @@ pub struct AppState {
     pub lookup_budget: Duration,
     /// Whether the mutating route writes patches.
     pub mutation_enabled: bool,
+}
+
+impl AppState {
+    /// The state a config describes, judging against `cluster`, with its own metrics registry.
+    pub fn new(config: &Config, cluster: Arc<dyn ClusterView>) -> prometheus::Result<AppState> {
+        let registry = prometheus::Registry::new();
+        let metrics = Metrics::register(&registry)?;
+        Ok(AppState {
+            engine: Arc::new(Engine::new(config)),
+            cluster,
+            metrics,
+            registry,
+            readiness: Arc::default(),
+            body_limit: config.body_limit,
+            lookup_budget: config.lookup_budget,
+            mutation_enabled: config.mutation_enabled,
+        })
+    }
 }

@@ -9,8 +9,6 @@ use std::time::Duration;
 use covenant::certs::DevCerts;
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
-use covenant::engine::Engine;
-use covenant::metrics::Metrics;
 use covenant::server::{self, AppState, CertPaths, Options};
 
 /// The fixtures folder.
@@ -79,18 +77,7 @@ impl Default for Setup {
 
 /// Build the state a server runs with.
 pub fn state(config: &Config) -> AppState {
-    let registry = prometheus::Registry::new();
-    let metrics = Metrics::register(&registry).unwrap();
-    AppState {
-        engine: Arc::new(Engine::new(config)),
-        cluster: Arc::new(EmptyCluster),
-        metrics,
-        registry,
-        readiness: Arc::default(),
-        body_limit: config.body_limit,
-        lookup_budget: config.lookup_budget,
-        mutation_enabled: config.mutation_enabled,
-    }
+    AppState::new(config, Arc::new(EmptyCluster)).unwrap()
 }
 
 impl TestServer {
