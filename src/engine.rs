@@ -151,3 +151,72 @@ impl Engine {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::EmptyCluster;
+    use serde_json::json;
+    use std::time::Duration;
+
+    const REGISTRY: &str = "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nversioned:\n  - schema: shop.app\n    version: \"1\"\n    members: [name]\n    resources: [{group: shop.example.com, kind: App}]\n";
+
+    fn engine(exemptions: &str) -> Engine {
+        let dir = std::env::temp_dir().join(format!("covenant-engine-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("r.yaml"), REGISTRY).unwrap();
+        let text =
+            format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\nregistries: [r.yaml]\n{exemptions}");
+        Engine::new(&Config::from_text("c.yaml", &text, Some(&dir)).unwrap())
+    }
+
+    fn subject(namespace: &str, name: &str, user: &str, at: Option<SystemTime>) -> Subject {
+        let mut s = Subject::from_document(json!({
+            "apiVersion": "shop.example.com/v1", "kind": "App",
+            "metadata": {"name": name, "namespace": namespace},
+            "schema": "shop.app", "version": "2"
+        }));
+        s.user = Some(user.to_string());
+        s.received_at = at;
+        s
+    }
+
+    #[test]
+    fn dispatch_by_kind_judges_and_unknown_kinds_are_not_concerned() {
+        let e = engine("");
+        let v = e.evaluate(&subject("a", "x", "u", None), &EmptyCluster);
+        assert_eq!(v.family, Some("versioned"));
+        assert!(v.denied());
+        let pod =
+            Subject::from_document(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}));
+        let v = e.evaluate(&pod, &EmptyCluster);
+        assert_eq!(v.family, None);
+        assert!(v.findings.is_empty());
+        // Not concerned means not parsed: a raw object stays raw.
+        let raw = serde_json::value::RawValue::from_string("{\"kind\":\"Pod\"}".into()).unwrap();
+        let mut pod = Subject::from_document(json!({}));
+        pod.gvk = crate::subject::Gvk::from_api_version("v1", "Pod");
+        pod.object = Some(crate::subject::Object::from_raw(raw));
+        e.evaluate(&pod, &EmptyCluster);
+        assert!(!pod.object.as_ref().unwrap().is_parsed());
+    }
+
+    #[test]
+    fn exemptions_match_every_listed_selector_and_expire() {
+        let e = engine(
+            "exemptions:\n  - namespaces: [legacy]\n    names: [\"old-*\"]\n    reason: migrating\n    expires: 2030-01-01T00:00:00Z\n  - users: [ci-bot]\n    reason: the bot is trusted\n",
+        );
+        let before = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000); // 2027
+        let after = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000); // 2030
+        let exempted = e.evaluate(&subject("legacy", "old-shop", "alice", Some(before)), &EmptyCluster);
+        assert_eq!(exempted.exempted.as_deref(), Some("migrating"));
+        assert!(!exempted.denied());
+        // Every selector must match: right namespace, wrong name.
+        assert!(e.evaluate(&subject("legacy", "new-shop", "alice", Some(before)), &EmptyCluster).denied());
+        // Expired.
+        assert!(e.evaluate(&subject("legacy", "old-shop", "alice", Some(after)), &EmptyCluster).denied());
+        // By user, anywhere.
+        let bot = e.evaluate(&subject("prod", "shop", "ci-bot", Some(after)), &EmptyCluster);
+        assert_eq!(bot.exempted.as_deref(), Some("the bot is trusted"));
+    }
+}

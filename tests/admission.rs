@@ -159,3 +159,34 @@ async fn readiness_and_metrics_on_the_admin_listener() {
     // Bounded labels only: no namespace, name or user.
     assert!(!metrics.contains("default") && !metrics.contains("tester"), "{metrics}");
 }
+
+#[tokio::test]
+async fn check_and_the_webhook_give_the_same_findings_for_the_same_object() {
+    let config = shop_config("");
+    let object = shop_app("2", Some(("replcas", json!(3))));
+    // The CLI face: the object as a YAML file.
+    let engine = covenant::engine::Engine::new(&config);
+    let yaml = format!("{}\n", serde_json::to_string_pretty(&object).unwrap());
+    let report = covenant::report::check(
+        &engine,
+        &covenant::cluster::EmptyCluster,
+        &[covenant::report::Source { name: "app.yaml".into(), text: yaml }],
+    );
+    let mut from_check: Vec<(String, String)> =
+        report.entries.iter().map(|e| (e.finding.rule.id.to_string(), e.finding.pointer.clone())).collect();
+    // The server face: the object in a review.
+    let server = TestServer::with(Setup { config, ..Setup::default() }).await;
+    let body = review("u-same", "shop.example.com", "App", object);
+    let got: Value =
+        post(&server.h1(), &server.url("/api/v0/validate"), body.to_string()).await.json().await.unwrap();
+    let mut from_webhook: Vec<(String, String)> = got["response"]["status"]["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["reason"].as_str().unwrap().to_string(), c["field"].as_str().unwrap().to_string()))
+        .collect();
+    from_check.sort();
+    from_webhook.sort();
+    assert_eq!(from_check.len(), 2);
+    assert_eq!(from_check, from_webhook);
+}
