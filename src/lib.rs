@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod registry;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod server;
 pub mod source;
 pub mod strict;

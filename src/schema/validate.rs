@@ -1,0 +1,518 @@
+//! The strict validator: a value against a schema, every problem collected (not only the
+//! first), each with its pointer and readable path, what was found and what was expected.
+//! Closed wherever the schema declares properties and is not marked open. It also returns
+//! the value normalised as the schema reads it (an integral `3.0` becomes `3`; a union value
+//! takes the first member type that accepts it).
+
+use serde_json::{Number, Value};
+
+use super::pointer::Location;
+use super::{Additional, Schema, Type};
+
+/// Where `required` is enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Required {
+    /// At every level.
+    Everywhere,
+    /// Below the top level only: the launcher's authored properties, where a cluster profile
+    /// capability may still supply a top-level key (seed 000, "Required fields are checked at
+    /// nested levels only").
+    NestedOnly,
+}
+
+/// What is wrong at one place.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Problem {
+    /// A key the schema does not declare, with the allowed keys and the nearest one.
+    Undeclared {
+        /// The key.
+        key: String,
+        /// The declared keys, sorted.
+        allowed: Vec<String>,
+        /// The nearest declared key, if one is near.
+        nearest: Option<String>,
+    },
+    /// A value of the wrong type.
+    Type {
+        /// The declared type(s), such as `integer` or `string or integer`.
+        expected: String,
+        /// What was there, such as `a string "three"`.
+        found: String,
+    },
+    /// An integral value beyond the 64-bit integer range.
+    OutOfRange {
+        /// What was there.
+        found: String,
+    },
+    /// A value outside the enum.
+    NotInEnum {
+        /// What was there.
+        found: String,
+        /// The allowed values, as JSON.
+        allowed: Vec<String>,
+    },
+    /// A required key that is absent (or null).
+    Missing {
+        /// The key.
+        key: String,
+    },
+}
+
+/// One problem at one location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Where.
+    pub at: Location,
+    /// What.
+    pub problem: Problem,
+}
+
+impl Violation {
+    /// The message: what was found and what was expected.
+    pub fn message(&self) -> String {
+        match &self.problem {
+            Problem::Undeclared { key, allowed, nearest } => {
+                let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+                let near = nearest.as_ref().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                format!("key \"{key}\" is not declared (allowed: {allowed}){near}")
+            }
+            Problem::Type { expected, found } => format!("expected {expected}, found {found}"),
+            Problem::OutOfRange { found } => {
+                format!("expected an integer within the 64-bit range, found {found}")
+            }
+            Problem::NotInEnum { found, allowed } => {
+                format!("expected one of [{}], found {found}", allowed.join(", "))
+            }
+            Problem::Missing { key } => format!("required key \"{key}\" is missing"),
+        }
+    }
+}
+
+/// The outcome of validating one value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The value as the schema reads it.
+    pub normalized: Value,
+    /// Every problem, in document order (keys sorted within a mapping).
+    pub violations: Vec<Violation>,
+}
+
+/// Validate `value` at `at` against `schema`.
+pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Required) -> Outcome {
+    let mut violations = Vec::new();
+    let normalized = walk(schema, value, at, 0, required, &mut violations);
+    Outcome { normalized, violations }
+}
+
+/// Describe a value for "found …".
+pub fn found(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("a boolean {b}"),
+        Value::Number(n) => format!("a number {n}"),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("a string \"{}…\"", s.chars().take(40).collect::<String>())
+        }
+        Value::String(s) => format!("a string \"{s}\""),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
+enum Accept {
+    Yes(Value),
+    No,
+    OutOfRange,
+}
+
+fn accept(t: Type, value: &Value) -> Accept {
+    match (t, value) {
+        (Type::String, Value::String(_))
+        | (Type::Boolean, Value::Bool(_))
+        | (Type::Number, Value::Number(_))
+        | (Type::Array, Value::Array(_))
+        | (Type::Object, Value::Object(_)) => Accept::Yes(value.clone()),
+        (Type::Integer, Value::Number(n)) => {
+            if n.is_i64() {
+                Accept::Yes(value.clone())
+            } else if n.is_u64() {
+                Accept::OutOfRange
+            } else {
+                match n.as_f64() {
+                    Some(f) if f.is_finite() && f.fract() == 0.0 => {
+                        // i64::MAX as f64 rounds up to 2^63, which is out of range.
+                        if f >= -(2f64.powi(63)) && f < 2f64.powi(63) {
+                            Accept::Yes(Value::Number(Number::from(f as i64)))
+                        } else {
+                            Accept::OutOfRange
+                        }
+                    }
+                    _ => Accept::No,
+                }
+            }
+        }
+        _ => Accept::No,
+    }
+}
+
+fn enum_member(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        _ => a == b,
+    }
+}
+
+fn walk(
+    schema: &Schema,
+    value: &Value,
+    at: &Location,
+    depth: usize,
+    required: Required,
+    out: &mut Vec<Violation>,
+) -> Value {
+    // Null constrains nothing: under an optional field it means absent (required keys are
+    // checked by the parent, which counts null as missing), and where the schema is
+    // `nullable` it is a value of its own.
+    if value.is_null() {
+        return Value::Null;
+    }
+
+    let value = if schema.types.is_empty() {
+        value.clone()
+    } else {
+        let mut out_of_range = false;
+        let mut accepted = None;
+        for &t in &schema.types {
+            match accept(t, value) {
+                Accept::Yes(v) => {
+                    accepted = Some(v);
+                    break;
+                }
+                Accept::OutOfRange => out_of_range = true,
+                Accept::No => {}
+            }
+        }
+        match accepted {
+            Some(v) => v,
+            None => {
+                let problem = if out_of_range {
+                    Problem::OutOfRange { found: found(value) }
+                } else {
+                    let names: Vec<&str> = schema.types.iter().map(|t| t.as_str()).collect();
+                    Problem::Type { expected: names.join(" or "), found: found(value) }
+                };
+                out.push(Violation { at: at.clone(), problem });
+                return value.clone();
+            }
+        }
+    };
+
+    if let Some(allowed) = &schema.enumeration {
+        if !allowed.iter().any(|a| enum_member(a, &value)) {
+            out.push(Violation {
+                at: at.clone(),
+                problem: Problem::NotInEnum {
+                    found: found(&value),
+                    allowed: allowed.iter().map(Value::to_string).collect(),
+                },
+            });
+        }
+    }
+
+    match value {
+        Value::Object(map) if schema.types.contains(&Type::Object) || !schema.properties.is_empty() => {
+            let mut normalized = serde_json::Map::new();
+            for (key, item) in &map {
+                let here = at.key(key);
+                let v = match (schema.properties.get(key), &schema.additional) {
+                    (Some(s), _) => walk(s, item, &here, depth + 1, required, out),
+                    (None, Additional::Schema(s)) => walk(s, item, &here, depth + 1, required, out),
+                    (None, Additional::Open) => item.clone(),
+                    (None, Additional::Closed) => {
+                        let allowed: Vec<String> = schema.properties.keys().cloned().collect();
+                        let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))
+                            .first()
+                            .map(|s| s.to_string());
+                        out.push(Violation {
+                            at: here,
+                            problem: Problem::Undeclared { key: key.clone(), allowed, nearest },
+                        });
+                        item.clone()
+                    }
+                };
+                normalized.insert(key.clone(), v);
+            }
+            if depth > 0 || required == Required::Everywhere {
+                for key in &schema.required {
+                    if map.get(key).is_none_or(Value::is_null) {
+                        out.push(Violation {
+                            at: at.clone(),
+                            problem: Problem::Missing { key: key.clone() },
+                        });
+                    }
+                }
+            }
+            Value::Object(normalized)
+        }
+        Value::Array(items) => match &schema.items {
+            Some(item_schema) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| walk(item_schema, item, &at.index(i), depth + 1, required, out))
+                    .collect(),
+            ),
+            None => Value::Array(items),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env() -> Schema {
+        Schema::array(
+            Schema::object([
+                ("name", Schema::of(Type::String)),
+                ("value", Schema::of(Type::String)),
+                (
+                    "valueFrom",
+                    Schema::object([(
+                        "secretKeyRef",
+                        Schema::object([
+                            ("name", Schema::of(Type::String)),
+                            ("key", Schema::of(Type::String)),
+                        ])
+                        .requiring(&["name", "key"]),
+                    )]),
+                ),
+            ])
+            .requiring(&["name"]),
+        )
+    }
+
+    fn webservice() -> Schema {
+        Schema::object([
+            ("image", Schema::of(Type::String)),
+            ("port", Schema::of(Type::Integer)),
+            ("replicas", Schema::of(Type::Integer)),
+            ("env", env()),
+            ("resources", Schema::object([("limits", Schema::of(Type::Object).open())])),
+            ("quantity", Schema { types: vec![Type::String, Type::Integer], ..Schema::default() }),
+            ("protocol", Schema::of(Type::String).one_of([json!("TCP"), json!("UDP")])),
+            ("cpuUtilization", Schema::of(Type::Integer).one_of([json!(80), json!(90)])),
+            ("anything", Schema::any()),
+        ])
+        .requiring(&["image"])
+    }
+
+    fn run(value: Value) -> Outcome {
+        validate(&webservice(), &value, &Location::new("/properties", "properties"), Required::NestedOnly)
+    }
+
+    #[test]
+    fn a_valid_value_has_no_violation() {
+        let o = run(json!({"image": "x", "port": 80, "env": [{"name": "A", "value": "1"}],
+                           "resources": {"limits": {"cpu": "1", "whatever": {"deep": 1}}}}));
+        assert!(o.violations.is_empty(), "{:?}", o.violations);
+    }
+
+    #[test]
+    fn an_undeclared_key_names_the_allowed_keys_and_the_nearest() {
+        let o = run(json!({"image": "x", "replicaz": 2}));
+        assert_eq!(o.violations.len(), 1);
+        let v = &o.violations[0];
+        assert_eq!(v.at.pointer, "/properties/replicaz");
+        assert_eq!(v.at.path, "properties.replicaz");
+        assert!(v.message().contains("did you mean \"replicas\"?"), "{}", v.message());
+        assert!(v.message().contains("allowed: anything, cpuUtilization, env,"), "{}", v.message());
+    }
+
+    #[test]
+    fn every_problem_is_collected_with_its_location() {
+        let o =
+            run(json!({"image": 3, "port": "80", "env": [{"value": "1", "nmae": "A"}], "protocol": "SCTP"}));
+        let got: Vec<(&str, String)> =
+            o.violations.iter().map(|v| (v.at.pointer.as_str(), v.message())).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "/properties/env/0/nmae",
+                    "key \"nmae\" is not declared (allowed: name, value, valueFrom); did you mean \"name\"?"
+                        .to_string()
+                ),
+                ("/properties/env/0", "required key \"name\" is missing".to_string()),
+                ("/properties/image", "expected string, found a number 3".to_string()),
+                ("/properties/port", "expected integer, found a string \"80\"".to_string()),
+                (
+                    "/properties/protocol",
+                    "expected one of [\"TCP\", \"UDP\"], found a string \"SCTP\"".to_string()
+                ),
+            ]
+        );
+        assert_eq!(o.violations[0].at.path, "properties.env[0].nmae");
+    }
+
+    #[test]
+    fn top_level_required_is_not_enforced_but_nested_required_is() {
+        let o = run(json!({"env": [{"name": "A", "valueFrom": {"secretKeyRef": {"name": "s"}}}]}));
+        let missing: Vec<_> = o.violations.iter().map(|v| (v.at.pointer.as_str(), v.message())).collect();
+        assert_eq!(
+            missing,
+            [("/properties/env/0/valueFrom/secretKeyRef", "required key \"key\" is missing".into())]
+        );
+        let everywhere = validate(&webservice(), &json!({}), &Location::default(), Required::Everywhere);
+        assert_eq!(everywhere.violations[0].problem, Problem::Missing { key: "image".into() });
+    }
+
+    #[test]
+    fn integers_accept_integral_values_in_range_and_normalise_them() {
+        let o = run(json!({"image": "x", "replicas": 3.0}));
+        assert!(o.violations.is_empty());
+        assert_eq!(o.normalized["replicas"], json!(3));
+        assert!(o.normalized["replicas"].is_i64());
+        let o = run(json!({"image": "x", "replicas": 3.5}));
+        assert!(matches!(o.violations[0].problem, Problem::Type { .. }));
+        for huge in [json!(18446744073709551615u64), json!(1e30)] {
+            let o = run(json!({"image": "x", "replicas": huge}));
+            assert!(matches!(o.violations[0].problem, Problem::OutOfRange { .. }), "{:?}", o.violations);
+        }
+    }
+
+    #[test]
+    fn a_union_accepts_any_member_and_normalises_by_the_first_that_accepts() {
+        for ok in [json!("500m"), json!(2), json!(2.0)] {
+            let o = run(json!({"image": "x", "quantity": ok}));
+            assert!(o.violations.is_empty(), "{:?}", o.violations);
+        }
+        assert_eq!(run(json!({"image": "x", "quantity": 2.0})).normalized["quantity"], json!(2));
+        let o = run(json!({"image": "x", "quantity": true}));
+        assert_eq!(o.violations[0].message(), "expected string or integer, found a boolean true");
+    }
+
+    #[test]
+    fn enum_members_compare_numbers_numerically() {
+        assert!(run(json!({"image": "x", "cpuUtilization": 80.0})).violations.is_empty());
+        assert_eq!(run(json!({"image": "x", "cpuUtilization": 85})).violations.len(), 1);
+    }
+
+    /// A tiny deterministic generator, so the property test needs no extra crate and
+    /// reproduces exactly.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn gen_schema(rng: &mut Rng, depth: u32) -> Schema {
+        match if depth == 0 { rng.next(4) } else { rng.next(7) } {
+            0 => Schema::of(Type::String),
+            1 => Schema::of(Type::Integer),
+            2 => Schema::of(Type::Boolean),
+            3 => Schema { types: vec![Type::Integer, Type::String], ..Schema::default() },
+            4 => Schema::array(gen_schema(rng, depth - 1)),
+            5 => Schema::of(Type::Object).open(),
+            _ => {
+                let mut o = Schema::of(Type::Object);
+                for i in 0..=rng.next(4) {
+                    o.properties.insert(format!("p{i}"), gen_schema(rng, depth - 1));
+                }
+                o.required = o.properties.keys().filter(|_| rng.next(2) == 0).cloned().collect();
+                o
+            }
+        }
+    }
+
+    fn gen_value(schema: &Schema, rng: &mut Rng) -> Value {
+        match schema.types.first() {
+            Some(Type::String) => json!(format!("s{}", rng.next(100))),
+            Some(Type::Integer) => json!(rng.next(1000)),
+            Some(Type::Boolean) => json!(rng.next(2) == 1),
+            Some(Type::Array) => {
+                let items = schema.items.as_deref().cloned().unwrap_or_else(Schema::any);
+                Value::Array((0..rng.next(3)).map(|_| gen_value(&items, rng)).collect())
+            }
+            Some(Type::Object) if schema.additional == Additional::Open => json!({"free": {"x": 1}}),
+            Some(Type::Object) => {
+                let mut m = serde_json::Map::new();
+                for (k, s) in &schema.properties {
+                    if schema.required.contains(k) || rng.next(2) == 0 {
+                        m.insert(k.clone(), gen_value(s, rng));
+                    }
+                }
+                Value::Object(m)
+            }
+            _ => json!("untyped"),
+        }
+    }
+
+    /// Pointers of every closed object in a value, per its schema.
+    fn closed_objects(schema: &Schema, value: &Value, at: &Location, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map)
+                if schema.additional == Additional::Closed && schema.types.contains(&Type::Object) =>
+            {
+                out.push(at.pointer.clone());
+                for (k, v) in map {
+                    closed_objects(&schema.properties[k], v, &at.key(k), out);
+                }
+            }
+            Value::Array(items) => {
+                if let Some(s) = &schema.items {
+                    for (i, v) in items.iter().enumerate() {
+                        closed_objects(s, v, &at.index(i), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn property_generated_values_validate_clean_and_one_stray_key_gives_one_violation_there() {
+        let mut rng = Rng(0x853c_49e6_748f_ea9b);
+        let mut injected = 0;
+        for _ in 0..300 {
+            let mut schema = gen_schema(&mut rng, 4);
+            if schema.types != [Type::Object] || schema.additional != Additional::Closed {
+                schema = Schema::object([("root", schema)]);
+            }
+            let value = gen_value(&schema, &mut rng);
+            let clean = validate(&schema, &value, &Location::default(), Required::Everywhere);
+            assert!(clean.violations.is_empty(), "{schema:?}\n{value}\n{:?}", clean.violations);
+            let mut targets = Vec::new();
+            closed_objects(&schema, &value, &Location::default(), &mut targets);
+            for target in targets {
+                let mut mangled = value.clone();
+                let obj = mangled.pointer_mut(&target).and_then(Value::as_object_mut).unwrap();
+                obj.insert("zz_stray".into(), json!(1));
+                let o = validate(&schema, &mangled, &Location::default(), Required::Everywhere);
+                assert_eq!(o.violations.len(), 1, "{target}: {:?}", o.violations);
+                assert_eq!(o.violations[0].at.pointer, format!("{target}/zz_stray"));
+                assert!(matches!(o.violations[0].problem, Problem::Undeclared { .. }));
+                injected += 1;
+            }
+        }
+        assert!(injected > 300, "the generator reached too few closed objects: {injected}");
+    }
+
+    #[test]
+    fn null_means_absent_and_open_objects_stop_strictness() {
+        let o = run(json!({"image": "x", "port": null, "anything": {"a": [1, {"b": 2}]}}));
+        assert!(o.violations.is_empty(), "{:?}", o.violations);
+        let closed_empty = Schema::of(Type::Object);
+        let o = validate(&closed_empty, &json!({"k": 1}), &Location::default(), Required::NestedOnly);
+        assert_eq!(o.violations[0].message(), "key \"k\" is not declared (allowed: (none))");
+    }
+}
