@@ -4,6 +4,7 @@
 //! `validate` states what is wrong with a value, the families decide which rule that is.
 
 pub mod pointer;
+pub mod property;
 pub mod validate;
 
 use std::collections::BTreeMap;
