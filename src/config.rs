@@ -153,7 +153,7 @@ fn resolve(
     let ignore = selectors(&file.rules.ignore, "/rules/ignore", &mut problem);
     let mut actions = Vec::new();
     for (key, value) in &file.rules.actions {
-        let pointer = format!("/rules/actions/{}", key.replace('~', "~0").replace('/', "~1"));
+        let pointer = format!("/rules/actions/{}", crate::schema::pointer::escape(key));
         let selector = match Selector::parse(key) {
             Ok(s) => s,
             Err(e) => {

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use crate::schema::pointer::escape;
 use serde_json::{Map, Number, Value};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
@@ -119,10 +120,6 @@ struct Builder {
     in_document: bool,
     root: Option<Value>,
     error: Option<SyntaxError>,
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 impl Builder {

@@ -6,6 +6,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::schema::pointer::{escape, unescape};
 use crate::source::{Position, Positions};
 
 /// One problem in one of covenant's own documents.
@@ -127,14 +128,6 @@ pub fn describe(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
 }
 
 fn path_pointer(path: &serde_ignored::Path<'_>) -> String {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::{Claim, Context, Family};
 use crate::registry::VersionedSchema;
 use crate::rules::closest;
+use crate::schema::pointer::escape;
 use crate::strict::describe;
 use crate::subject::Subject;
 
@@ -30,10 +31,6 @@ const IDENTITY: [&str; 2] = ["schema", "version"];
 
 /// The members of a Kubernetes object that carries a versioned format (see `resources`).
 const K8S_ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
 
 impl Family for Versioned {
     fn name(&self) -> &'static str {

@@ -5,6 +5,11 @@ pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
+/// Undo `escape` (`~1` → `/`, then `~0` → `~`).
+pub fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
 /// A location inside a value, kept both as a pointer (`/spec/env/0/name`) and as the path a
 /// person reads (`spec.env[0].name`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,5 +48,6 @@ mod tests {
         assert_eq!(l.pointer, "/spec/env/0/a~1b");
         assert_eq!(l.path, "spec.env[0].a/b");
         assert_eq!(Location::default().key("x").path, "x");
+        assert_eq!(unescape(&escape("a~/b")), "a~/b");
     }
 }
