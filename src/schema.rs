@@ -3,6 +3,7 @@
 //! validator and, later, the diff engine work on it. Nothing here knows rules or policy:
 //! `validate` states what is wrong with a value, the families decide which rule that is.
 
+pub mod openapi;
 pub mod pointer;
 pub mod property;
 pub mod validate;
@@ -10,6 +11,23 @@ pub mod validate;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use pointer::Location;
+
+/// One problem in a schema being loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadProblem {
+    /// Where in the document that holds the schema.
+    pub at: Location,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", if self.at.path.is_empty() { "(root)" } else { &self.at.path }, self.message)
+    }
+}
 
 /// A JSON type a schema can declare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,6 +102,93 @@ pub struct Schema {
     pub default: Option<Value>,
     /// Human description.
     pub description: Option<String>,
+    /// Title.
+    pub title: Option<String>,
+    /// An example value.
+    pub example: Option<Value>,
+    /// `format` (`date-time`, `int32`, …), kept for the diff; not checked on values.
+    pub format: Option<String>,
+    /// `pattern`, kept for the diff; not checked on values.
+    pub pattern: Option<String>,
+    /// Numeric, length, item-count and property-count bounds.
+    pub bounds: Bounds,
+    /// `uniqueItems`.
+    pub unique_items: bool,
+    /// `x-kubernetes-int-or-string` (the model also lists `integer` and `string` in `types`).
+    pub int_or_string: bool,
+    /// `x-kubernetes-embedded-resource`.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-list-type` (`atomic`, `set`, `map`).
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type` (`atomic`, `granular`).
+    pub map_type: Option<String>,
+    /// `x-kubernetes-validations`: CEL rules, kept for the diff; not evaluated.
+    pub validations: Vec<CelRule>,
+    /// `allOf`: every member applies.
+    pub all_of: Vec<Schema>,
+    /// `anyOf`: at least one member accepts.
+    pub any_of: Vec<Schema>,
+    /// `oneOf`: exactly one member accepts.
+    pub one_of: Vec<Schema>,
+    /// `not`, kept for the diff.
+    pub not: Option<Box<Schema>>,
+    /// Vendor extensions (`x-…` keys the model has no field for), kept so nothing read is
+    /// dropped and the diff can compare them.
+    pub extensions: BTreeMap<String, Value>,
+}
+
+/// The bounds a schema states. Numbers are kept as `f64`; schemas state them as literals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bounds {
+    /// `minimum`.
+    pub minimum: Option<f64>,
+    /// `exclusiveMinimum` (OpenAPI v3.0 boolean form; the JSON Schema number form sets
+    /// `minimum` and this flag).
+    pub exclusive_minimum: bool,
+    /// `maximum`.
+    pub maximum: Option<f64>,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: bool,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// `minLength`.
+    pub min_length: Option<u64>,
+    /// `maxLength`.
+    pub max_length: Option<u64>,
+    /// `minItems`.
+    pub min_items: Option<u64>,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
+    /// `minProperties`.
+    pub min_properties: Option<u64>,
+    /// `maxProperties`.
+    pub max_properties: Option<u64>,
+}
+
+impl Bounds {
+    /// Whether no bound is stated.
+    pub fn is_empty(&self) -> bool {
+        *self == Bounds::default()
+    }
+}
+
+/// One `x-kubernetes-validations` rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CelRule {
+    /// The CEL expression.
+    pub rule: String,
+    /// The fixed message.
+    pub message: Option<String>,
+    /// The message expression.
+    pub message_expression: Option<String>,
+    /// The reason (`FieldValueInvalid`, …).
+    pub reason: Option<String>,
+    /// The field path the failure is reported at.
+    pub field_path: Option<String>,
+    /// `optionalOldSelf`.
+    pub optional_old_self: bool,
 }
 
 impl Schema {

@@ -14,14 +14,7 @@ pub const KEYS: [&str; 9] =
     ["type", "types", "enum", "required", "properties", "items", "open", "additionalProperties", "default"];
 const DESCRIPTION: &str = "description";
 
-/// One problem in a property schema.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadProblem {
-    /// Where in the registry document.
-    pub at: Location,
-    /// What was wrong.
-    pub message: String,
-}
+pub use super::LoadProblem;
 
 /// Load a property schema at `at`; every problem is returned.
 pub fn load(value: &Value, at: &Location) -> Result<Schema, Vec<LoadProblem>> {

@@ -56,6 +56,20 @@ pub enum Problem {
         /// The key.
         key: String,
     },
+    /// A value outside a stated bound (minimum, maxLength, minItems, …).
+    Bound {
+        /// The bound, such as `at least 1` or `at most 63 characters`.
+        expected: String,
+        /// What was there.
+        found: String,
+    },
+    /// A value no `anyOf` member accepts, or not exactly one `oneOf` member.
+    Branch {
+        /// `anyOf` or `oneOf`.
+        keyword: &'static str,
+        /// How many members accepted.
+        accepted: usize,
+    },
 }
 
 /// One problem at one location.
@@ -65,6 +79,9 @@ pub struct Violation {
     pub at: Location,
     /// What.
     pub problem: Problem,
+    /// Whether the location is inside a list item (a capability rendering never merges into
+    /// a list, so such a required key is judged as written).
+    pub in_list: bool,
 }
 
 impl Violation {
@@ -84,6 +101,11 @@ impl Violation {
                 format!("expected one of [{}], found {found}", allowed.join(", "))
             }
             Problem::Missing { key } => format!("required key \"{key}\" is missing"),
+            Problem::Bound { expected, found } => format!("expected {expected}, found {found}"),
+            Problem::Branch { keyword: "oneOf", accepted } => {
+                format!("expected a value exactly one oneOf member accepts, {accepted} accept it")
+            }
+            Problem::Branch { keyword, .. } => format!("expected a value some {keyword} member accepts"),
         }
     }
 }
@@ -97,10 +119,38 @@ pub struct Outcome {
     pub violations: Vec<Violation>,
 }
 
+/// How a value is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Where `required` is enforced.
+    pub required: Required,
+    /// Whether a string holding a `${...}` placeholder stands for a value of any type (a
+    /// package's parameter not yet substituted): it is accepted where any type is expected.
+    pub placeholders: bool,
+}
+
+impl Options {
+    /// Required enforced as given, no placeholders.
+    pub const fn required(required: Required) -> Options {
+        Options { required, placeholders: false }
+    }
+}
+
+/// Whether a string holds a `${...}` placeholder.
+pub fn is_placeholder(s: &str) -> bool {
+    s.find("${").is_some_and(|i| s[i..].contains('}'))
+}
+
 /// Validate `value` at `at` against `schema`.
 pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Required) -> Outcome {
+    validate_with(schema, value, at, Options::required(required))
+}
+
+/// Validate `value` at `at` against `schema`, read as `options` say.
+pub fn validate_with(schema: &Schema, value: &Value, at: &Location, options: Options) -> Outcome {
     let mut violations = Vec::new();
-    let normalized = walk(schema, value, at, 0, required, &mut violations);
+    let mut walker = Walker { options, out: &mut violations };
+    let normalized = walker.walk(schema, value, at, 0, false);
     Outcome { normalized, violations }
 }
 
@@ -165,109 +215,176 @@ fn enum_member(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn walk(
-    schema: &Schema,
-    value: &Value,
-    at: &Location,
-    depth: usize,
-    required: Required,
-    out: &mut Vec<Violation>,
-) -> Value {
-    // Null constrains nothing: under an optional field it means absent (required keys are
-    // checked by the parent, which counts null as missing), and where the schema is
-    // `nullable` it is a value of its own.
-    if value.is_null() {
-        return Value::Null;
+struct Walker<'o> {
+    options: Options,
+    out: &'o mut Vec<Violation>,
+}
+
+impl Walker<'_> {
+    fn push(&mut self, at: &Location, in_list: bool, problem: Problem) {
+        self.out.push(Violation { at: at.clone(), problem, in_list });
     }
 
-    let value = if schema.types.is_empty() {
-        value.clone()
-    } else {
-        let mut out_of_range = false;
-        let mut accepted = None;
-        for &t in &schema.types {
-            match accept(t, value) {
-                Accept::Yes(v) => {
-                    accepted = Some(v);
-                    break;
-                }
-                Accept::OutOfRange => out_of_range = true,
-                Accept::No => {}
-            }
+    fn walk(&mut self, schema: &Schema, value: &Value, at: &Location, depth: usize, in_list: bool) -> Value {
+        // Null constrains nothing: under an optional field it means absent (required keys are
+        // checked by the parent, which counts null as missing), and where the schema is
+        // `nullable` it is a value of its own.
+        if value.is_null() {
+            return Value::Null;
         }
-        match accepted {
-            Some(v) => v,
-            None => {
-                let problem = if out_of_range {
-                    Problem::OutOfRange { found: found(value) }
-                } else {
-                    let names: Vec<&str> = schema.types.iter().map(|t| t.as_str()).collect();
-                    Problem::Type { expected: names.join(" or "), found: found(value) }
-                };
-                out.push(Violation { at: at.clone(), problem });
-                return value.clone();
-            }
+        if self.options.placeholders && value.as_str().is_some_and(is_placeholder) {
+            return value.clone();
         }
-    };
 
-    if let Some(allowed) = &schema.enumeration {
-        if !allowed.iter().any(|a| enum_member(a, &value)) {
-            out.push(Violation {
-                at: at.clone(),
-                problem: Problem::NotInEnum {
+        let value = if schema.types.is_empty() {
+            value.clone()
+        } else {
+            let mut out_of_range = false;
+            let mut accepted = None;
+            for &t in &schema.types {
+                match accept(t, value) {
+                    Accept::Yes(v) => {
+                        accepted = Some(v);
+                        break;
+                    }
+                    Accept::OutOfRange => out_of_range = true,
+                    Accept::No => {}
+                }
+            }
+            match accepted {
+                Some(v) => v,
+                None => {
+                    let problem = if out_of_range {
+                        Problem::OutOfRange { found: found(value) }
+                    } else {
+                        let names: Vec<&str> = schema.types.iter().map(|t| t.as_str()).collect();
+                        Problem::Type { expected: names.join(" or "), found: found(value) }
+                    };
+                    self.push(at, in_list, problem);
+                    return value.clone();
+                }
+            }
+        };
+
+        if let Some(allowed) = &schema.enumeration {
+            if !allowed.iter().any(|a| enum_member(a, &value)) {
+                let problem = Problem::NotInEnum {
                     found: found(&value),
                     allowed: allowed.iter().map(Value::to_string).collect(),
-                },
-            });
-        }
-    }
-
-    match value {
-        Value::Object(map) if schema.types.contains(&Type::Object) || !schema.properties.is_empty() => {
-            let mut normalized = serde_json::Map::new();
-            for (key, item) in &map {
-                let here = at.key(key);
-                let v = match (schema.properties.get(key), &schema.additional) {
-                    (Some(s), _) => walk(s, item, &here, depth + 1, required, out),
-                    (None, Additional::Schema(s)) => walk(s, item, &here, depth + 1, required, out),
-                    (None, Additional::Open) => item.clone(),
-                    (None, Additional::Closed) => {
-                        let allowed: Vec<String> = schema.properties.keys().cloned().collect();
-                        let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))
-                            .first()
-                            .map(|s| s.to_string());
-                        out.push(Violation {
-                            at: here,
-                            problem: Problem::Undeclared { key: key.clone(), allowed, nearest },
-                        });
-                        item.clone()
-                    }
                 };
-                normalized.insert(key.clone(), v);
+                self.push(at, in_list, problem);
             }
-            if depth > 0 || required == Required::Everywhere {
-                for key in &schema.required {
-                    if map.get(key).is_none_or(Value::is_null) {
-                        out.push(Violation {
-                            at: at.clone(),
-                            problem: Problem::Missing { key: key.clone() },
-                        });
+        }
+        if !schema.bounds.is_empty() {
+            if let Some(problem) = bound(&schema.bounds, &value) {
+                self.push(at, in_list, problem);
+            }
+        }
+        for member in &schema.all_of {
+            self.walk(member, &value, at, depth, in_list);
+        }
+        for (keyword, members) in [("anyOf", &schema.any_of), ("oneOf", &schema.one_of)] {
+            if members.is_empty() {
+                continue;
+            }
+            let accepted = members
+                .iter()
+                .filter(|m| {
+                    let mut scratch = Vec::new();
+                    Walker { options: self.options, out: &mut scratch }.walk(m, &value, at, depth, in_list);
+                    scratch.is_empty()
+                })
+                .count();
+            if accepted == 0 || (keyword == "oneOf" && accepted > 1) {
+                self.push(at, in_list, Problem::Branch { keyword, accepted });
+            }
+        }
+
+        match value {
+            Value::Object(map) if schema.types.contains(&Type::Object) || !schema.properties.is_empty() => {
+                let mut normalized = serde_json::Map::new();
+                for (key, item) in &map {
+                    let here = at.key(key);
+                    let v = match (schema.properties.get(key), &schema.additional) {
+                        (Some(s), _) => self.walk(s, item, &here, depth + 1, in_list),
+                        (None, Additional::Schema(s)) => self.walk(s, item, &here, depth + 1, in_list),
+                        (None, Additional::Open) => item.clone(),
+                        (None, Additional::Closed) => {
+                            let allowed: Vec<String> = schema.properties.keys().cloned().collect();
+                            let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))
+                                .first()
+                                .map(|s| s.to_string());
+                            self.push(
+                                &here,
+                                in_list,
+                                Problem::Undeclared { key: key.clone(), allowed, nearest },
+                            );
+                            item.clone()
+                        }
+                    };
+                    normalized.insert(key.clone(), v);
+                }
+                if depth > 0 || self.options.required == Required::Everywhere {
+                    for key in &schema.required {
+                        if map.get(key).is_none_or(Value::is_null) {
+                            self.push(at, in_list, Problem::Missing { key: key.clone() });
+                        }
                     }
                 }
+                Value::Object(normalized)
             }
-            Value::Object(normalized)
+            Value::Array(items) => match &schema.items {
+                Some(item_schema) => Value::Array(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| self.walk(item_schema, item, &at.index(i), depth + 1, true))
+                        .collect(),
+                ),
+                None => Value::Array(items),
+            },
+            other => other,
         }
-        Value::Array(items) => match &schema.items {
-            Some(item_schema) => Value::Array(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| walk(item_schema, item, &at.index(i), depth + 1, required, out))
-                    .collect(),
-            ),
-            None => Value::Array(items),
-        },
-        other => other,
+    }
+}
+
+fn bound(b: &super::Bounds, value: &Value) -> Option<Problem> {
+    let fail = |expected: String| Some(Problem::Bound { expected, found: found(value) });
+    let count = |n: usize, min: Option<u64>, max: Option<u64>, what: &str| {
+        if let Some(m) = min.filter(|m| (n as u64) < *m) {
+            return fail(format!("at least {m} {what}"));
+        }
+        if let Some(m) = max.filter(|m| (n as u64) > *m) {
+            return fail(format!("at most {m} {what}"));
+        }
+        None
+    };
+    match value {
+        Value::Number(n) => {
+            let x = n.as_f64()?;
+            if let Some(m) = b.minimum {
+                if x < m || (b.exclusive_minimum && x == m) {
+                    let op = if b.exclusive_minimum { "greater than" } else { "at least" };
+                    return fail(format!("a number {op} {m}"));
+                }
+            }
+            if let Some(m) = b.maximum {
+                if x > m || (b.exclusive_maximum && x == m) {
+                    let op = if b.exclusive_maximum { "less than" } else { "at most" };
+                    return fail(format!("a number {op} {m}"));
+                }
+            }
+            if let Some(m) = b.multiple_of.filter(|m| *m > 0.0) {
+                if ((x / m) - (x / m).round()).abs() > 1e-9 {
+                    return fail(format!("a multiple of {m}"));
+                }
+            }
+            None
+        }
+        Value::String(s) => count(s.chars().count(), b.min_length, b.max_length, "characters"),
+        Value::Array(a) => count(a.len(), b.min_items, b.max_items, "items"),
+        Value::Object(o) => count(o.len(), b.min_properties, b.max_properties, "properties"),
+        _ => None,
     }
 }
 

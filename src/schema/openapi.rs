@@ -1,0 +1,595 @@
+//! The loader for OpenAPI v3 structural schemas (a CRD version's `openAPIV3Schema`) and JSON
+//! Schema with `$defs`/`$ref` (OpenChoreo's `parameters` and `environmentConfigs`). Both
+//! read into the one model; the dialect only decides what is allowed:
+//!
+//! - `OpenApi` is what the kube-apiserver accepts in a CRD: no `$ref`, and no vendor
+//!   extension beyond the `x-kubernetes-*` ones the model knows.
+//! - `JsonSchema` resolves local `$ref`s (`#/$defs/…`, `#/definitions/…`) by inlining, keeps
+//!   other `x-…` extensions as data, and reads `type: [t, "null"]` as nullable.
+//!
+//! Closedness is covenant's, not pruning's: where an object declares `properties` and
+//! neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields` opens it, an
+//! undeclared key is refused rather than silently dropped. An object that declares no
+//! properties and no `additionalProperties` accepts any key.
+//!
+//! Strict like everything covenant reads: a keyword the model does not know is a problem
+//! naming its path and the nearest keyword; every problem is returned, not only the first.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::pointer::{unescape, Location};
+use super::validate::found;
+use super::{Additional, CelRule, LoadProblem, Schema, Type};
+
+/// Which schema language a document is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAPI v3 structural schema, as in a CRD.
+    OpenApi,
+    /// JSON Schema with local `$ref`s.
+    JsonSchema,
+}
+
+/// Keywords both dialects read.
+const KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "additionalProperties",
+    "items",
+    "required",
+    "enum",
+    "const",
+    "nullable",
+    "default",
+    "description",
+    "title",
+    "example",
+    "examples",
+    "format",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+];
+
+/// Keywords only JSON Schema reads: references and annotations kept as extensions.
+const JSON_SCHEMA_ONLY: &[&str] =
+    &["$ref", "$defs", "definitions", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"];
+
+/// The keys an `x-kubernetes-validations` rule may carry.
+const CEL_KEYS: &[&str] = &["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
+
+/// How deep `$ref`s may nest before the loader calls the schema recursive.
+const MAX_REF_DEPTH: usize = 32;
+
+/// Load a schema at `at`; every problem is returned.
+pub fn load(value: &Value, at: &Location, dialect: Dialect) -> Result<Schema, Vec<LoadProblem>> {
+    let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new() };
+    let schema = loader.node(value, at);
+    if loader.problems.is_empty() {
+        Ok(schema)
+    } else {
+        Err(loader.problems)
+    }
+}
+
+struct Loader<'v> {
+    root: &'v Value,
+    dialect: Dialect,
+    problems: Vec<LoadProblem>,
+    /// The `$ref`s being expanded, innermost last (cycle detection).
+    refs: Vec<String>,
+}
+
+impl Loader<'_> {
+    fn problem(&mut self, at: Location, message: impl Into<String>) {
+        self.problems.push(LoadProblem { at, message: message.into() });
+    }
+
+    /// Resolve a local reference to the node it names.
+    fn resolve(&self, reference: &str) -> Option<&Value> {
+        let pointer = reference.strip_prefix('#')?;
+        if pointer.is_empty() {
+            return Some(self.root);
+        }
+        // `Value::pointer` unescapes `~0`/`~1` itself; a `$ref` may also be percent-encoded,
+        // which local references in practice never are.
+        self.root.pointer(pointer)
+    }
+
+    fn node(&mut self, value: &Value, at: &Location) -> Schema {
+        let Some(map) = value.as_object() else {
+            if let Value::Bool(b) = value {
+                // JSON Schema's boolean schemas: `true` accepts anything, `false` nothing.
+                if self.dialect == Dialect::JsonSchema {
+                    return if *b {
+                        Schema::any()
+                    } else {
+                        Schema { not: Some(Box::new(Schema::any())), ..Schema::default() }
+                    };
+                }
+            }
+            self.problem(at.clone(), format!("expected a schema mapping, found {}", found(value)));
+            return Schema::any();
+        };
+        if let Some(reference) = map.get("$ref") {
+            return self.reference(map, reference, at);
+        }
+        self.keywords(map, at)
+    }
+
+    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &Location) -> Schema {
+        let here = at.key("$ref");
+        if self.dialect == Dialect::OpenApi {
+            self.problem(here, "\"$ref\" is not allowed in a structural schema (CRD openAPIV3Schema)");
+            return Schema::any();
+        }
+        let Some(name) = reference.as_str() else {
+            self.problem(here, format!("expected a reference string, found {}", found(reference)));
+            return Schema::any();
+        };
+        if self.refs.iter().any(|r| r == name) || self.refs.len() >= MAX_REF_DEPTH {
+            self.problem(
+                here,
+                format!("\"$ref\": \"{name}\" is recursive; covenant's model holds finite schemas only"),
+            );
+            return Schema::any();
+        }
+        let Some(target) = self.resolve(name).cloned() else {
+            let hint = if name.starts_with('#') {
+                "no such definition"
+            } else {
+                "only local references (#/…) are read"
+            };
+            self.problem(here, format!("\"$ref\": \"{name}\" cannot be resolved: {hint}"));
+            return Schema::any();
+        };
+        let Some(target_map) = target.as_object() else {
+            self.problem(here, format!("\"$ref\": \"{name}\" names {}, not a schema", found(&target)));
+            return Schema::any();
+        };
+        // The referenced schema with the referring node's own keywords over it (a
+        // `description` or `default` beside the `$ref`).
+        let mut merged = target_map.clone();
+        for (k, v) in map {
+            if k != "$ref" {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        self.refs.push(name.to_string());
+        let schema = self.node(&Value::Object(merged), at);
+        self.refs.pop();
+        schema
+    }
+
+    fn keywords(&mut self, map: &Map<String, Value>, at: &Location) -> Schema {
+        let mut s = Schema::default();
+        let mut open = false;
+        let mut additional_declared = false;
+        for (key, v) in map {
+            let here = at.key(key);
+            match key.as_str() {
+                "type" => self.types(v, &here, &mut s),
+                "properties" => match v.as_object() {
+                    Some(props) => {
+                        for (name, p) in props {
+                            let child = self.node(p, &here.key(name));
+                            s.properties.insert(name.clone(), child);
+                        }
+                    }
+                    None => self.problem(here, format!("expected a mapping of schemas, found {}", found(v))),
+                },
+                "additionalProperties" => {
+                    additional_declared = true;
+                    match v {
+                        Value::Bool(true) => open = true,
+                        Value::Bool(false) => {}
+                        _ => s.additional = Additional::Schema(Box::new(self.node(v, &here))),
+                    }
+                }
+                "items" => match v {
+                    Value::Array(_) => self
+                        .problem(here, "tuple `items` (a list of schemas) is not supported; use one schema"),
+                    _ => s.items = Some(Box::new(self.node(v, &here))),
+                },
+                "required" => match v
+                    .as_array()
+                    .map(|a| a.iter().map(|k| k.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                {
+                    Some(Some(keys)) => s.required = keys,
+                    _ => self.problem(here, format!("expected a list of property names, found {}", found(v))),
+                },
+                "enum" => match v.as_array() {
+                    Some(a) => s.enumeration = Some(a.clone()),
+                    None => self.problem(here, format!("expected a list of values, found {}", found(v))),
+                },
+                "const" => s.enumeration = Some(vec![v.clone()]),
+                "nullable" => s.nullable = self.boolean(v, here),
+                "default" => s.default = Some(v.clone()),
+                "description" => s.description = self.string(v, here),
+                "title" => s.title = self.string(v, here),
+                "example" => s.example = Some(v.clone()),
+                "examples" => s.example = Some(v.clone()),
+                "format" => s.format = self.string(v, here),
+                "pattern" => s.pattern = self.string(v, here),
+                "minimum" => s.bounds.minimum = self.number(v, here),
+                "maximum" => s.bounds.maximum = self.number(v, here),
+                "exclusiveMinimum" | "exclusiveMaximum" => {
+                    let min = key == "exclusiveMinimum";
+                    match v {
+                        // OpenAPI v3.0: a flag on minimum/maximum.
+                        Value::Bool(b) => {
+                            if min {
+                                s.bounds.exclusive_minimum = *b
+                            } else {
+                                s.bounds.exclusive_maximum = *b
+                            }
+                        }
+                        // JSON Schema 2019+: the bound itself.
+                        Value::Number(n) if self.dialect == Dialect::JsonSchema => {
+                            let n = n.as_f64();
+                            if min {
+                                s.bounds.minimum = n;
+                                s.bounds.exclusive_minimum = true;
+                            } else {
+                                s.bounds.maximum = n;
+                                s.bounds.exclusive_maximum = true;
+                            }
+                        }
+                        _ => self.problem(here, format!("expected a boolean, found {}", found(v))),
+                    }
+                }
+                "multipleOf" => s.bounds.multiple_of = self.number(v, here),
+                "minLength" => s.bounds.min_length = self.count(v, here),
+                "maxLength" => s.bounds.max_length = self.count(v, here),
+                "minItems" => s.bounds.min_items = self.count(v, here),
+                "maxItems" => s.bounds.max_items = self.count(v, here),
+                "minProperties" => s.bounds.min_properties = self.count(v, here),
+                "maxProperties" => s.bounds.max_properties = self.count(v, here),
+                "uniqueItems" => s.unique_items = self.boolean(v, here),
+                "allOf" => s.all_of = self.members(v, &here),
+                "anyOf" => s.any_of = self.members(v, &here),
+                "oneOf" => s.one_of = self.members(v, &here),
+                "not" => s.not = Some(Box::new(self.node(v, &here))),
+                "x-kubernetes-preserve-unknown-fields" => open = self.boolean(v, here),
+                "x-kubernetes-int-or-string" => s.int_or_string = self.boolean(v, here),
+                "x-kubernetes-embedded-resource" => s.embedded_resource = self.boolean(v, here),
+                "x-kubernetes-list-type" => {
+                    s.list_type = self.choice(v, here, &["atomic", "set", "map"]);
+                }
+                "x-kubernetes-map-type" => s.map_type = self.choice(v, here, &["atomic", "granular"]),
+                "x-kubernetes-list-map-keys" => match v
+                    .as_array()
+                    .map(|a| a.iter().map(|k| k.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                {
+                    Some(Some(keys)) => s.list_map_keys = keys,
+                    _ => self.problem(here, format!("expected a list of key names, found {}", found(v))),
+                },
+                "x-kubernetes-validations" => s.validations = self.cel_rules(v, &here),
+                "$defs" | "definitions" if self.dialect == Dialect::JsonSchema => {
+                    // Definitions are read where they are referenced; load each once here so a
+                    // problem in an unreferenced definition is reported too.
+                    if let Some(defs) = v.as_object() {
+                        let mut scratch = Loader {
+                            root: self.root,
+                            dialect: self.dialect,
+                            problems: Vec::new(),
+                            refs: self.refs.clone(),
+                        };
+                        for (name, d) in defs {
+                            scratch.node(d, &here.key(name));
+                        }
+                        self.problems.extend(scratch.problems);
+                    } else {
+                        self.problem(here, format!("expected a mapping of schemas, found {}", found(v)));
+                    }
+                }
+                k if self.dialect == Dialect::JsonSchema
+                    && (k.starts_with("x-") || JSON_SCHEMA_ONLY.contains(&k)) =>
+                {
+                    s.extensions.insert(k.to_string(), v.clone());
+                }
+                other => {
+                    let known: Vec<&str> = match self.dialect {
+                        Dialect::OpenApi => KEYWORDS.to_vec(),
+                        Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
+                    };
+                    let hint = crate::rules::closest(other, known.iter().copied())
+                        .first()
+                        .map(|n| format!("; did you mean \"{n}\"?"))
+                        .unwrap_or_default();
+                    let what = match self.dialect {
+                        Dialect::OpenApi => "an OpenAPI v3 structural schema",
+                        Dialect::JsonSchema => "covenant's JSON Schema reader",
+                    };
+                    self.problem(here, format!("keyword \"{other}\" is not known to {what}{hint}"));
+                }
+            }
+        }
+        if s.int_or_string && s.types.is_empty() {
+            s.types = vec![Type::Integer, Type::String];
+        }
+        s.additional = if open {
+            Additional::Open
+        } else if additional_declared || !s.properties.is_empty() {
+            std::mem::take(&mut s.additional)
+        } else {
+            Additional::Open
+        };
+        s
+    }
+
+    fn types(&mut self, v: &Value, here: &Location, s: &mut Schema) {
+        let names: Vec<&Value> = match v {
+            Value::Array(a) if self.dialect == Dialect::JsonSchema => a.iter().collect(),
+            other => vec![other],
+        };
+        for name in names {
+            match name.as_str() {
+                Some("null") if self.dialect == Dialect::JsonSchema => s.nullable = true,
+                Some(t) => match Type::parse(t) {
+                    Some(t) if !s.types.contains(&t) => s.types.push(t),
+                    Some(_) => {}
+                    None => self.problem(
+                        here.clone(),
+                        format!("unsupported type \"{t}\"; expected string, integer, number, boolean, array or object"),
+                    ),
+                },
+                None => self.problem(here.clone(), format!("expected a type name, found {}", found(name))),
+            }
+        }
+    }
+
+    fn members(&mut self, v: &Value, here: &Location) -> Vec<Schema> {
+        match v.as_array() {
+            Some(a) if !a.is_empty() => {
+                a.iter().enumerate().map(|(i, m)| self.node(m, &here.index(i))).collect()
+            }
+            _ => {
+                self.problem(
+                    here.clone(),
+                    format!("expected a non-empty list of schemas, found {}", found(v)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn cel_rules(&mut self, v: &Value, here: &Location) -> Vec<CelRule> {
+        let Some(items) = v.as_array() else {
+            self.problem(here.clone(), format!("expected a list of rules, found {}", found(v)));
+            return Vec::new();
+        };
+        let mut rules = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = here.index(i);
+            let Some(m) = item.as_object() else {
+                self.problem(at, format!("expected a rule mapping, found {}", found(item)));
+                continue;
+            };
+            let mut rule = CelRule::default();
+            for (k, x) in m {
+                let kat = at.key(k);
+                match k.as_str() {
+                    "rule" => rule.rule = self.string(x, kat).unwrap_or_default(),
+                    "message" => rule.message = self.string(x, kat),
+                    "messageExpression" => rule.message_expression = self.string(x, kat),
+                    "reason" => rule.reason = self.string(x, kat),
+                    "fieldPath" => rule.field_path = self.string(x, kat),
+                    "optionalOldSelf" => rule.optional_old_self = self.boolean(x, kat),
+                    other => {
+                        let hint = crate::rules::closest(other, CEL_KEYS.iter().copied())
+                            .first()
+                            .map(|n| format!("; did you mean \"{n}\"?"))
+                            .unwrap_or_default();
+                        self.problem(
+                            kat,
+                            format!(
+                                "key \"{other}\" is not declared (allowed: {}){hint}",
+                                CEL_KEYS.join(", ")
+                            ),
+                        );
+                    }
+                }
+            }
+            if rule.rule.is_empty() {
+                self.problem(at, "a validation rule needs a non-empty \"rule\"");
+            }
+            rules.push(rule);
+        }
+        rules
+    }
+
+    fn string(&mut self, v: &Value, here: Location) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            _ => {
+                self.problem(here, format!("expected a string, found {}", found(v)));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, v: &Value, here: Location) -> bool {
+        match v {
+            Value::Bool(b) => *b,
+            _ => {
+                self.problem(here, format!("expected a boolean, found {}", found(v)));
+                false
+            }
+        }
+    }
+
+    fn number(&mut self, v: &Value, here: Location) -> Option<f64> {
+        match v.as_f64() {
+            Some(n) => Some(n),
+            None => {
+                self.problem(here, format!("expected a number, found {}", found(v)));
+                None
+            }
+        }
+    }
+
+    fn count(&mut self, v: &Value, here: Location) -> Option<u64> {
+        match v.as_u64() {
+            Some(n) => Some(n),
+            None => {
+                self.problem(here, format!("expected a non-negative integer, found {}", found(v)));
+                None
+            }
+        }
+    }
+
+    fn choice(&mut self, v: &Value, here: Location, allowed: &[&str]) -> Option<String> {
+        match v.as_str() {
+            Some(s) if allowed.contains(&s) => Some(s.to_string()),
+            _ => {
+                self.problem(here, format!("expected one of {}, found {}", allowed.join(", "), found(v)));
+                None
+            }
+        }
+    }
+}
+
+/// The versions of a CRD document and each one's loaded `openAPIV3Schema`, keyed by version
+/// name. A version without a schema is absent; every problem names its path in the CRD.
+pub fn crd_schemas(crd: &Value) -> Result<BTreeMap<String, Schema>, Vec<LoadProblem>> {
+    let mut out = BTreeMap::new();
+    let mut problems = Vec::new();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let base = Location::new("/spec/versions", "spec.versions");
+    for (i, v) in versions.iter().enumerate() {
+        let at = base.index(i).key("schema").key("openAPIV3Schema");
+        let Some(schema) = v.pointer("/schema/openAPIV3Schema") else { continue };
+        let name = v.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        match load(schema, &at, Dialect::OpenApi) {
+            Ok(s) => {
+                out.insert(name, s);
+            }
+            Err(p) => problems.extend(p),
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// A pointer token list for a `$ref` (exposed for tests and the diff's reporting).
+pub fn ref_tokens(reference: &str) -> Vec<String> {
+    reference.trim_start_matches('#').split('/').filter(|t| !t.is_empty()).map(unescape).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::validate::{validate, Problem, Required};
+    use serde_json::json;
+
+    fn at() -> Location {
+        Location::new("/schema", "schema")
+    }
+
+    #[test]
+    fn a_structural_schema_loads_with_its_kubernetes_extensions() {
+        let s = load(
+            &json!({"type": "object", "required": ["spec"], "properties": {
+                "spec": {"type": "object", "properties": {
+                    "port": {"x-kubernetes-int-or-string": true},
+                    "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set", "maxItems": 3},
+                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "name": {"type": "string", "nullable": true, "minLength": 1, "pattern": "^[a-z]+$"}
+                }, "x-kubernetes-validations": [{"rule": "self.port != 0", "message": "port is set"}]}
+            }}),
+            &at(),
+            Dialect::OpenApi,
+        )
+        .unwrap();
+        let spec = &s.properties["spec"];
+        assert_eq!(spec.properties["port"].types, [Type::Integer, Type::String]);
+        assert_eq!(spec.properties["tags"].list_type.as_deref(), Some("set"));
+        assert_eq!(spec.validations[0].message.as_deref(), Some("port is set"));
+        assert_eq!(spec.additional, Additional::Closed);
+        assert_eq!(spec.properties["extra"].additional, Additional::Open);
+        let v = json!({"spec": {"port": "http", "tags": ["a", "b", "c", "d"], "extra": {"x": 1}, "labels": {"a": 1}, "nmae": "", "name": ""}});
+        let problems: Vec<(String, Problem)> = validate(&s, &v, &Location::default(), Required::Everywhere)
+            .violations
+            .into_iter()
+            .map(|v| (v.at.pointer, v.problem))
+            .collect();
+        let pointers: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(pointers, ["/spec/labels/a", "/spec/name", "/spec/nmae", "/spec/tags"]);
+        assert!(matches!(&problems[2].1, Problem::Undeclared { nearest: Some(n), .. } if n == "name"));
+    }
+
+    #[test]
+    fn json_schema_refs_resolve_and_recursion_is_refused() {
+        let doc = json!({"type": "object", "$defs": {"Port": {"type": "integer", "minimum": 1, "maximum": 65535}},
+                         "properties": {"port": {"$ref": "#/$defs/Port", "default": 8080, "x-ui": 1}},
+                         "x-openchoreo-hint": "keep"});
+        let s = load(&doc, &at(), Dialect::JsonSchema).unwrap();
+        assert_eq!(s.properties["port"].types, [Type::Integer]);
+        assert_eq!(s.properties["port"].default, Some(json!(8080)));
+        assert_eq!(s.extensions["x-openchoreo-hint"], json!("keep"));
+        let bad = validate(&s, &json!({"port": 70000}), &Location::default(), Required::Everywhere);
+        assert_eq!(bad.violations[0].message(), "expected a number at most 65535, found a number 70000");
+
+        let cyclic = json!({"$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+                            "$ref": "#/$defs/Node"});
+        let problems = load(&cyclic, &at(), Dialect::JsonSchema).unwrap_err();
+        assert!(problems.iter().all(|p| p.message.contains("recursive")), "{problems:?}");
+        let missing = load(&json!({"$ref": "#/$defs/Nope"}), &at(), Dialect::JsonSchema).unwrap_err();
+        assert!(missing[0].message.contains("cannot be resolved"), "{missing:?}");
+    }
+
+    #[test]
+    fn unknown_keywords_are_problems_with_a_suggestion() {
+        let problems = load(
+            &json!({"type": "object", "properties": {"a": {"type": "string", "maxLenght": 3}}, "$ref": "#/x"}),
+            &at(),
+            Dialect::OpenApi,
+        )
+        .unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("$ref"), "{problems:?}");
+        let problems =
+            load(&json!({"properties": {"a": {"type": "strin", "maxLenght": 3}}}), &at(), Dialect::OpenApi)
+                .unwrap_err();
+        assert_eq!(problems.len(), 2);
+        let typo = problems.iter().find(|p| p.at.pointer == "/schema/properties/a/maxLenght").unwrap();
+        assert!(typo.message.contains("did you mean \"maxLength\"?"), "{}", typo.message);
+    }
+
+    #[test]
+    fn one_of_and_any_of_count_accepting_members() {
+        let s = load(&json!({"oneOf": [{"type": "string"}, {"type": "integer"}], "anyOf": [{"minimum": 0}, {"type": "string"}]}), &at(), Dialect::JsonSchema)
+            .unwrap();
+        assert!(validate(&s, &json!(3), &Location::default(), Required::Everywhere).violations.is_empty());
+        let v = validate(&s, &json!(-3), &Location::default(), Required::Everywhere).violations;
+        assert!(matches!(v[0].problem, Problem::Branch { keyword: "anyOf", .. }), "{v:?}");
+    }
+}
