@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::cluster::{ClusterView, EmptyCluster, OfflineCluster};
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::families::launcher::Inputs;
 use crate::rules::{Status, CATALOG};
 use crate::telemetry::LogFormat;
 
@@ -158,6 +159,21 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
     pub output: CheckOutput,
+    /// A launcher ClusterProfile (cluster.yaml): its capability renderings are merged into
+    /// trait properties before nested required keys are checked.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// A launcher CapabilityDefinition file or directory (repeatable): declares custom trait
+    /// types, whose handler-owned properties are then left unchecked.
+    #[arg(long = "capability-def", value_name = "PATH")]
+    pub capability_defs: Vec<PathBuf>,
+    /// A launcher Package (kurel.yaml): its parameter defaults fill `${...}` placeholders.
+    #[arg(long, value_name = "FILE")]
+    pub package: Option<PathBuf>,
+    /// Parameter values (a mapping of names to values) over the package's defaults
+    /// (repeatable; later files win). Placeholders are substituted before type checks.
+    #[arg(long, value_name = "FILE")]
+    pub values: Vec<PathBuf>,
 }
 
 /// `covenant certs`
@@ -240,9 +256,55 @@ fn load_cluster(context: Option<&PathBuf>) -> anyhow::Result<Arc<dyn ClusterView
     })
 }
 
+/// Every document of the YAML/JSON files under `path`, each with its file name; a file that
+/// does not parse is an input error.
+fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
+    let files = crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if files.is_empty() {
+        bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {name}"))?;
+        let (docs, syntax) = crate::source::parse_stream(&text);
+        if let Some(e) = syntax {
+            bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
+        }
+        out.extend(docs.into_iter().map(|d| (name.clone(), d.value)));
+    }
+    Ok(out)
+}
+
+/// The launcher build inputs `check` was given.
+fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
+    let mut inputs = Inputs::default();
+    if let Some(path) = &args.profile {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_profile(&name, &doc)?;
+        }
+    }
+    for path in &args.capability_defs {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_capability_definition(&name, &doc)?;
+        }
+    }
+    if let Some(path) = &args.package {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_package(&name, &doc)?;
+        }
+    }
+    for path in &args.values {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_values(&name, &doc)?;
+        }
+    }
+    Ok(inputs)
+}
+
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_ref())?;
-    let engine = Engine::new(&config);
+    let engine = Engine::with_inputs(&config, launcher_inputs(&args)?);
     let cluster = load_cluster(args.context.as_ref())?;
     let mut sources = Vec::new();
     for path in &args.paths {

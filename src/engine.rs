@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::cluster::ClusterView;
 use crate::config::Config;
+use crate::families::launcher::{Inputs, Launcher};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
 use crate::rules::{Action, Finding, RuleSet};
 use crate::subject::Subject;
@@ -83,9 +84,19 @@ pub struct Engine {
 impl Engine {
     /// Build the engine a config describes.
     pub fn new(config: &Config) -> Engine {
+        Engine::with_inputs(config, Inputs::default())
+    }
+
+    /// Build the engine a config describes, with the launcher build inputs `covenant check`
+    /// was given (a cluster profile, CapabilityDefinitions, parameter values). The webhook
+    /// has none: it judges each document as it is applied.
+    pub fn with_inputs(config: &Config, inputs: Inputs) -> Engine {
         let mut families = FamilyTable::default();
         if config.families.contains("versioned") {
             families.add(Box::new(Versioned::new(config.registry.versioned.clone())));
+        }
+        if config.families.contains("launcher") {
+            families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }
         Engine { rules: config.rules.clone(), families, exemptions: config.exemptions.clone() }
     }

@@ -2,6 +2,7 @@
 //! speak of. The engine reaches a family through the dispatch table, keyed by group and kind
 //! or, for versioned documents, by the top-level `schema` member; never by an if-chain.
 
+pub mod launcher;
 pub mod versioned;
 
 use std::collections::HashMap;
@@ -22,6 +23,9 @@ pub enum Claim {
     },
     /// Documents whose top-level `schema` member has this value.
     Schema(String),
+    /// Objects of any other kind in this API group (so the family can say the kind is not
+    /// one of its documents).
+    Group(String),
     /// Documents with a `schema` member no other claim names (so the family can say the
     /// schema is unknown and suggest the nearest).
     AnySchema,
@@ -39,7 +43,7 @@ pub trait Family: Send + Sync + std::fmt::Debug {
 
 /// Every family name covenant knows, built or not; config refuses any other.
 pub const FAMILY_NAMES: &[(&str, bool)] = &[
-    ("launcher", false),
+    ("launcher", true),
     ("crd", false),
     ("xrd", false),
     ("construct", false),
@@ -95,6 +99,7 @@ impl<'a> Context<'a> {
 pub struct FamilyTable {
     families: Vec<Box<dyn Family>>,
     by_kind: HashMap<String, HashMap<String, usize>>,
+    by_group: HashMap<String, usize>,
     by_schema: HashMap<String, usize>,
     any_schema: Option<usize>,
 }
@@ -108,6 +113,9 @@ impl FamilyTable {
                 Claim::Kind { group, kind } => {
                     self.by_kind.entry(group).or_default().insert(kind, index);
                 }
+                Claim::Group(group) => {
+                    self.by_group.insert(group, index);
+                }
                 Claim::Schema(s) => {
                     self.by_schema.insert(s, index);
                 }
@@ -117,10 +125,10 @@ impl FamilyTable {
         self.families.push(family);
     }
 
-    /// The family claiming objects of this group and kind.
+    /// The family claiming objects of this group and kind (or, failing that, the group).
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&dyn Family> {
-        let index = *self.by_kind.get(group)?.get(kind)?;
-        Some(self.families[index].as_ref())
+        let index = self.by_kind.get(group).and_then(|k| k.get(kind)).or_else(|| self.by_group.get(group))?;
+        Some(self.families[*index].as_ref())
     }
 
     /// The family claiming documents with this `schema` member.

@@ -146,6 +146,9 @@ pub struct Subject {
     pub budget: Option<Duration>,
     /// When the subject was received, for exemption expiry; the engine reads no clock.
     pub received_at: Option<SystemTime>,
+    /// Whether the subject arrived through admission (an object the apiserver holds, whose
+    /// metadata carries the server's fields) rather than from a file.
+    pub admitted: bool,
 }
 
 impl Subject {
@@ -168,6 +171,7 @@ impl Subject {
             user: None,
             budget: None,
             received_at: None,
+            admitted: false,
         }
     }
 }

@@ -155,6 +155,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         user: request.user_info.username,
         budget: None,
         received_at: None,
+        admitted: true,
     };
     Ok(Review { uid: request.uid, sub_resource: request.sub_resource, subject })
 }

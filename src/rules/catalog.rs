@@ -33,22 +33,22 @@ pub static CATALOG: &[RuleMeta] = &[
         "member \"{member}\" is not declared by {schema}; expected one of: {allowed}",
         "remove the member, or fix its spelling{suggestion}",
         DOC_101),
-    row("CVN-102", "undeclared-property", Strictness, Deny, Planned,
+    row("CVN-102", "undeclared-property", Strictness, Deny, Live,
         "Checks that an authored property key is declared by the type that owns it.",
         "property \"{property}\" is not declared by {owner}; expected one of: {allowed}",
-        "remove the property, or fix its spelling{suggestion}", ""),
-    row("CVN-103", "property-type", Strictness, Deny, Planned,
+        "remove the property, or fix its spelling{suggestion}", DOC_102),
+    row("CVN-103", "property-type", Strictness, Deny, Live,
         "Checks that a property value has the declared type, range, enum member or union member.",
         "property \"{property}\" of {owner}: expected {expected}, found {found}",
-        "change the value to match the declared type", ""),
-    row("CVN-104", "missing-required", Strictness, Deny, Planned,
+        "change the value to match the declared type", DOC_103),
+    row("CVN-104", "missing-required", Strictness, Deny, Live,
         "Checks that nested required keys are present after the capability merge.",
         "required key \"{key}\" is missing from {path}",
-        "add the key, or supply it through a cluster profile capability", ""),
-    row("CVN-105", "unknown-type", Strictness, Deny, Planned,
+        "add the key, or supply it through a cluster profile capability", DOC_104),
+    row("CVN-105", "unknown-type", Strictness, Deny, Live,
         "Checks that every component, trait and policy type names a registered type.",
         "{category} type \"{type}\" is not registered{suggestion}",
-        "use a registered type name", ""),
+        "use a registered type name", DOC_105),
     row("CVN-106", "unsupported-version", Strictness, Deny, Live,
         "Checks that a document's version is the one this reader speaks.",
         "{schema} version \"{found}\" is not supported; this reader speaks version \"{expected}\"",
@@ -202,6 +202,15 @@ For a `versioned` document (top-level `schema` and `version` members) the regist
 lists the members; anything else is refused, and the refusal names every allowed member and
 the nearest one.
 
+For the launcher's documents (`launcher.gokure.dev/v1alpha1` Application, Package,
+ClusterProfile, CapabilityDefinition, EnvironmentSet) the envelope is `apiVersion`, `kind`,
+`metadata`, `spec` and every field of a component, trait or policy entry other than its
+`properties` map — launcher decodes all of it with known fields only. A misspelled
+`replicaz` beside a component's `properties`, or a stray `spec.traits`, is refused here; the
+`properties` maps themselves are judged by CVN-102 against the owning type. An Application
+applied to a cluster as a custom resource may also carry the metadata the apiserver adds
+(`uid`, `resourceVersion`, `managedFields`, …).
+
 ## Why it matters
 
 A reader that ignores what it does not know turns a typo into silent data loss: `replcas: 3`
@@ -223,14 +232,210 @@ version: \"1\"
 name: shop
 ```
 
+In a launcher Application:
+
+```yaml
+apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata: {name: shop}
+spec:
+  components:
+    - name: web
+      type: webservice
+      replicaz: 3     # refused: a component entry has name, type, properties, traits, annotations
+      properties: {image: shop:1.0}
+  traits: []          # refused: traits belong to a component
+```
+
 ## How to fix
 
 Remove the member or correct its spelling. If the member is new, declare it in the registry
 first (a new optional member with a stated default keeps the version; see CVN-106).
 
+
 ## References
 
-Seed 002 (Versioning: every document refuses a member its schema does not declare).
+Seed 002 (Versioning: every document refuses a member its schema does not declare). Seed 000
+(Parser Strictness, \"Two levels, two mechanisms\").
+";
+
+const DOC_102: &str = "\
+## What it checks
+
+A launcher component, trait or policy entry carries a `properties` map that YAML decoding
+does not constrain. Each map is checked against the property schema of the type that owns
+it — the built-in registry (`registry/launcher.yaml`) or a user registry — and a key the
+schema does not declare is refused, at any depth where the schema is closed. The refusal
+names the owner (`component \"web\": trait \"expose\"`), every allowed key and the nearest
+one. The engine-owned trait key `scope` is declared on every trait.
+
+A `helmchart` component written for the removed composite (a key such as `source`, `values`
+or `delivery`) is refused with a pointer to `helm`: `helmchart` now projects the Flux
+HelmChart source.
+
+## Why it matters
+
+An undeclared key used to decode into a map and be dropped: the author wrote `tls: true`
+and got no TLS, with nothing said. A document that authored a key no handler declares never
+compiled to the output its author intended.
+
+## Example
+
+```yaml
+components:
+  - name: web
+    type: webservice
+    properties:
+      image: shop:1.0
+      replicaz: 3        # refused: did you mean \"replicas\"?
+```
+
+Fixed:
+
+```yaml
+    properties:
+      image: shop:1.0
+      replicas: 3
+```
+
+## How to fix
+
+Correct the spelling, or remove the key. A key a type really should accept is added to its
+property schema in a registry first; a trait served by a custom handler without a schema is
+declared by a CapabilityDefinition (`covenant check --capability-def`), which leaves its
+handler-owned properties unchecked.
+
+## References
+
+Seed 000 (\"Two levels, two mechanisms\", the helmchart history).
+";
+
+const DOC_103: &str = "\
+## What it checks
+
+Each authored property value has the type its schema declares. Integers accept any integral
+value (`3` or `3.0`) inside the 64-bit range; a value beyond it is refused rather than
+dropped. A `types` union (`[string, integer]` for quantities and int-or-string fields)
+accepts a value any member accepts and reads it as the first member, in declared order,
+that does. An enum compares strings exactly and numbers numerically (`80` equals `80.0`).
+`null` under an optional key means absent. In a Package, a `${...}` placeholder is a string
+until its parameter is substituted (`--package`, `--values`); an unresolved placeholder is
+not a type error.
+
+## Why it matters
+
+A handler reads the value as the type it declared. A string where an integer was expected
+either fails late, inside the build, or is read as a default — neither tells the author.
+
+## Example
+
+```yaml
+properties:
+  image: shop:1.0
+  replicas: three      # refused: expected integer, found a string \"three\"
+```
+
+Fixed:
+
+```yaml
+properties:
+  image: shop:1.0
+  replicas: 3
+```
+
+## How to fix
+
+Write the value as the declared type, or one of the listed enum values. For a value that
+comes from a package parameter, give the parameter (`--values FILE`) so the check sees the
+substituted value.
+
+## References
+
+Seed 000 (Parser Strictness: integer normalisation, `Types` unions, Enum comparison,
+placeholders and \"Ordering is load-bearing\").
+";
+
+const DOC_104: &str = "\
+## What it checks
+
+A key a nested object declares required is present (an explicit `null` counts as absent).
+Required keys at the top of a `properties` map are deliberately not enforced: a
+ClusterProfile capability binding may supply them when the platform renders the trait.
+When `covenant check --profile cluster.yaml` is given, the binding a trait resolves against
+(`<trait>.<scope>`, else `<trait>`) is merged into the trait's properties first, so a
+partial nested override that relies on the rendering for a required sibling is accepted.
+Inside list items, required keys are checked as written: a rendering never merges into a
+list.
+
+## Why it matters
+
+A nested object missing a required key (an `env` entry without `name`, a `secretKeyRef`
+without `key`) cannot be rendered; the build would fail later, further from the mistake.
+
+## Example
+
+```yaml
+properties:
+  image: shop:1.0
+  env:
+    - value: \"1\"     # refused: required key \"name\" is missing
+```
+
+Fixed:
+
+```yaml
+  env:
+    - name: WORKERS
+      value: \"1\"
+```
+
+## How to fix
+
+Add the key. If the platform is meant to supply it, check with the cluster profile that
+binds the trait (`--profile`).
+
+## References
+
+Seed 000 (\"Required fields are checked at nested levels only\").
+";
+
+const DOC_105: &str = "\
+## What it checks
+
+Every component, trait and policy `type` names a type registered in its category: the
+built-in launcher registry, a user registry, or — for traits — a CapabilityDefinition given
+with `--capability-def`. The refusal suggests the nearest registered name, and says so when
+the name belongs to another category (component, trait and policy names share one flat
+namespace).
+
+## Why it matters
+
+A type nothing serves fails the build with \"no handler\", or, worse, is skipped by a tool
+that checks only what it knows. Naming the nearest type turns a typo into a one-line fix.
+
+## Example
+
+```yaml
+components:
+  - name: web
+    type: webservise     # refused: did you mean \"webservice\"?
+```
+
+Fixed:
+
+```yaml
+  - name: web
+    type: webservice
+```
+
+## How to fix
+
+Use a registered name (`covenant check` lists the nearest), register the type in a user
+registry, or give the CapabilityDefinition that declares a custom trait.
+
+## References
+
+Seed 000 (Type-Name Reservation Covenant, the allowlists in pkg/oam/validate.go).
 ";
 
 const DOC_106: &str = "\

@@ -1,0 +1,458 @@
+//! The `launcher` family (seed 000): `launcher.gokure.dev/v1alpha1` Application, Package,
+//! ClusterProfile, CapabilityDefinition and EnvironmentSet.
+//!
+//! Strictness at two levels, as launcher itself has it:
+//! - the envelope (every member but authored `properties`) is closed: CVN-101;
+//! - authored `properties` are checked against the owning type's registered property schema:
+//!   CVN-102 (undeclared key), CVN-103 (type, range, enum, union), CVN-104 (nested required
+//!   only; after the ClusterProfile capability merge when a profile is given). An unknown
+//!   type is CVN-105.
+//!
+//! The engine-owned trait property `scope` is a string on every trait; a trait type declared
+//! only by a CapabilityDefinition has its handler-owned properties unchecked; `${...}`
+//! placeholders are substituted from the package's values first and, where unresolved, are
+//! not type errors.
+
+mod inputs;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+pub use inputs::{Inputs, InputsError};
+
+use super::{Claim, Context, Family};
+use crate::registry::{Hint, Registry, TypeCategory};
+use crate::rules::closest;
+use crate::schema::pointer::Location;
+use crate::schema::validate::{validate_with, Options, Problem, Required, Violation};
+use crate::schema::{property, Schema, Type};
+use crate::subject::Subject;
+
+/// The API group of launcher documents.
+pub const GROUP: &str = "launcher.gokure.dev";
+/// The one version this reader speaks.
+pub const VERSION: &str = "v1alpha1";
+/// The document kinds, in the order the seed lists them.
+pub const KINDS: [&str; 5] =
+    ["Application", "Package", "ClusterProfile", "CapabilityDefinition", "EnvironmentSet"];
+
+const ENVELOPES: &str = include_str!("launcher/envelopes.yaml");
+
+/// The members Kubernetes adds to an object's metadata; legal on a launcher document that
+/// arrived through admission as a custom resource.
+const OBJECT_META: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+    "selfLink",
+];
+
+/// One registered type, ready to judge authored properties.
+#[derive(Debug)]
+struct Judged {
+    schema: Schema,
+    hints: Vec<Hint>,
+    /// Whether the registry stated a schema (else only engine-owned keys are checked).
+    stated: bool,
+}
+
+/// The family.
+#[derive(Debug)]
+pub struct Launcher {
+    envelopes: BTreeMap<String, Schema>,
+    /// The same envelopes with `metadata` opened to Kubernetes object metadata.
+    admitted: BTreeMap<String, Schema>,
+    types: BTreeMap<(TypeCategory, String), Judged>,
+    names: BTreeMap<TypeCategory, Vec<String>>,
+    /// What a trait that only a CapabilityDefinition declares is checked against.
+    carved_out: Schema,
+    inputs: Inputs,
+}
+
+/// The engine-owned trait properties (seed 000, "scope is declared by the engine").
+fn engine_trait_properties() -> [(&'static str, Schema); 1] {
+    [("scope", Schema::of(Type::String))]
+}
+
+impl Launcher {
+    /// The family over a registry's launcher types and the build inputs `check` was given.
+    pub fn new(registry: &Registry, inputs: Inputs) -> Launcher {
+        let (docs, _) = crate::source::parse_stream(ENVELOPES);
+        let mut envelopes = BTreeMap::new();
+        if let Some(Value::Object(map)) = docs.into_iter().next().map(|d| d.value) {
+            for (kind, v) in map {
+                // The embedded envelopes are covered by a unit test; a problem here is a bug.
+                match property::load(&v, &Location::default()) {
+                    Ok(s) => {
+                        envelopes.insert(kind, s);
+                    }
+                    Err(p) => tracing::error!(kind, problems = ?p, "embedded launcher envelope is invalid"),
+                }
+            }
+        }
+        let admitted = envelopes
+            .iter()
+            .map(|(k, s)| {
+                let mut s = s.clone();
+                if let Some(meta) = s.properties.get_mut("metadata") {
+                    for key in OBJECT_META {
+                        meta.properties.entry(key.to_string()).or_insert_with(Schema::any);
+                    }
+                }
+                (k.clone(), s)
+            })
+            .collect();
+
+        let mut types = BTreeMap::new();
+        let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
+        for ((category, name), t) in &registry.launcher {
+            names.entry(*category).or_default().push(name.clone());
+            let stated = t.schema.is_some();
+            let mut schema = t.schema.clone().unwrap_or_else(|| Schema::of(Type::Object).open());
+            if *category == TypeCategory::Trait {
+                // The handler's own declaration wins where both describe a key.
+                for (key, s) in engine_trait_properties() {
+                    schema.properties.entry(key.to_string()).or_insert(s);
+                }
+            }
+            types.insert((*category, name.clone()), Judged { schema, hints: t.hints.clone(), stated });
+        }
+        let mut carved_out = Schema::of(Type::Object).open();
+        for (key, s) in engine_trait_properties() {
+            carved_out.properties.insert(key.to_string(), s);
+        }
+        Launcher { envelopes, admitted, types, names, carved_out, inputs }
+    }
+}
+
+impl Family for Launcher {
+    fn name(&self) -> &'static str {
+        "launcher"
+    }
+
+    fn claims(&self) -> Vec<Claim> {
+        let mut claims: Vec<Claim> =
+            KINDS.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.to_string() }).collect();
+        claims.push(Claim::Group(GROUP.into()));
+        claims
+    }
+
+    fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
+        let Some(object) = &subject.object else { return };
+        let doc = match object.value() {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(other) => {
+                let reason = format!("expected a mapping, found {}", crate::strict::describe(other));
+                cx.report("CVN-109", "", vec![("reason", reason)]);
+                return;
+            }
+            Err(e) => {
+                cx.report("CVN-109", "", vec![("reason", format!("object is not valid JSON: {e}"))]);
+                return;
+            }
+        };
+        let kind = subject.gvk.kind.as_str();
+        let envelopes = if subject.admitted { &self.admitted } else { &self.envelopes };
+        let Some(envelope) = envelopes.get(kind) else {
+            let near = closest(kind, KINDS.iter().copied());
+            let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+            let reason =
+                format!("kind \"{kind}\" is not a {GROUP} document{hint} (documents: {})", KINDS.join(", "));
+            cx.report("CVN-109", "/kind", vec![("reason", reason)]);
+            return;
+        };
+        if subject.gvk.version != VERSION {
+            cx.report(
+                "CVN-106",
+                "/apiVersion",
+                vec![
+                    ("schema", GROUP.to_string()),
+                    ("found", subject.gvk.version.clone()),
+                    ("expected", VERSION.to_string()),
+                ],
+            );
+            return;
+        }
+
+        let options = Options { required: Required::Everywhere, placeholders: false };
+        for v in validate_with(envelope, doc, &Location::default(), options).violations {
+            self.envelope_finding(kind, v, cx);
+        }
+
+        match kind {
+            "Application" => self.application(doc, cx),
+            "Package" => self.package(doc, cx),
+            _ => {}
+        }
+    }
+}
+
+impl Launcher {
+    fn envelope_finding(&self, kind: &str, v: Violation, cx: &mut Context<'_>) {
+        let parent = v.at.path.rsplit_once('.').map(|(p, _)| p).unwrap_or("");
+        let within = |what: &str| {
+            let at = if what.is_empty() { String::new() } else { format!(" {what}") };
+            format!("{GROUP}/{VERSION} {kind}{at}")
+        };
+        match &v.problem {
+            Problem::Undeclared { key, allowed, nearest } => {
+                let suggestion =
+                    nearest.as_ref().map(|n| format!(" (did you mean \"{n}\"?)")).unwrap_or_default();
+                let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+                cx.report(
+                    "CVN-101",
+                    v.at.pointer,
+                    vec![
+                        ("member", key.clone()),
+                        ("schema", within(if v.at.path == *key { "" } else { parent })),
+                        ("allowed", allowed),
+                        ("suggestion", suggestion),
+                    ],
+                );
+            }
+            Problem::Missing { key } => {
+                let at = if v.at.path.is_empty() { "the document".to_string() } else { v.at.path.clone() };
+                let reason = format!("{}: required member \"{key}\" is missing from {at}", within(""));
+                cx.report("CVN-109", v.at.pointer, vec![("reason", reason)]);
+            }
+            _ => {
+                let reason = format!("{}: {}: {}", within(""), v.at.path, v.message());
+                cx.report("CVN-109", v.at.pointer, vec![("reason", reason)]);
+            }
+        }
+    }
+
+    fn application(&self, doc: &Value, cx: &mut Context<'_>) {
+        let components = doc.pointer("/spec/components").and_then(Value::as_array);
+        for (i, c) in components.into_iter().flatten().enumerate() {
+            let at = format!("/spec/components/{i}");
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+            let Some(ty) = c.get("type").and_then(Value::as_str) else { continue };
+            let owner = format!("component \"{name}\" (type \"{ty}\")");
+            if let Some(judged) = self.lookup(TypeCategory::Component, ty, &format!("{at}/type"), cx) {
+                self.properties(judged, c.get("properties"), &at, &owner, None, cx);
+            }
+            let traits = c.get("traits").and_then(Value::as_array);
+            for (j, t) in traits.into_iter().flatten().enumerate() {
+                let at = format!("{at}/traits/{j}");
+                let Some(tt) = t.get("type").and_then(Value::as_str) else { continue };
+                let owner = format!("component \"{name}\": trait \"{tt}\"");
+                let judged = match self.types.get(&(TypeCategory::Trait, tt.to_string())) {
+                    Some(j) => Some(j),
+                    None if self.inputs.capabilities.contains_key(tt) => None,
+                    None => {
+                        self.unknown(TypeCategory::Trait, tt, &format!("{at}/type"), cx);
+                        continue;
+                    }
+                };
+                let props = t.get("properties");
+                let binding = self.inputs.binding(tt, props);
+                match judged {
+                    Some(j) => self.properties(j, props, &at, &owner, binding, cx),
+                    // The carve-out: declared only by a CapabilityDefinition, so only the
+                    // engine-owned keys are checked.
+                    None => {
+                        let j = Judged { schema: self.carved_out.clone(), hints: Vec::new(), stated: false };
+                        self.properties(&j, props, &at, &owner, binding, cx);
+                    }
+                }
+            }
+        }
+        let policies = doc.pointer("/spec/policies").and_then(Value::as_array);
+        for (i, p) in policies.into_iter().flatten().enumerate() {
+            let at = format!("/spec/policies/{i}");
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            let Some(ty) = p.get("type").and_then(Value::as_str) else { continue };
+            let owner = format!("policy \"{name}\" (type \"{ty}\")");
+            if let Some(judged) = self.lookup(TypeCategory::Policy, ty, &format!("{at}/type"), cx) {
+                self.properties(judged, p.get("properties"), &at, &owner, None, cx);
+            }
+        }
+    }
+
+    /// A Package's parameter defaults are checked against their declared types.
+    fn package(&self, doc: &Value, cx: &mut Context<'_>) {
+        let params = doc.pointer("/spec/parameters").and_then(Value::as_array);
+        for (i, p) in params.into_iter().flatten().enumerate() {
+            let (Some(default), Some(t)) =
+                (p.get("default"), p.get("type").and_then(Value::as_str).and_then(Type::parse))
+            else {
+                continue;
+            };
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            let at = Location::new(format!("/spec/parameters/{i}/default"), "default");
+            let options = Options { required: Required::NestedOnly, placeholders: true };
+            for v in validate_with(&Schema::of(t), default, &at, options).violations {
+                let owner = format!("parameter \"{name}\"");
+                self.property_finding(&owner, None, v, cx);
+            }
+        }
+    }
+
+    fn lookup(
+        &self,
+        category: TypeCategory,
+        ty: &str,
+        pointer: &str,
+        cx: &mut Context<'_>,
+    ) -> Option<&Judged> {
+        let found = self.types.get(&(category, ty.to_string()));
+        if found.is_none() {
+            self.unknown(category, ty, pointer, cx);
+        }
+        found
+    }
+
+    fn unknown(&self, category: TypeCategory, ty: &str, pointer: &str, cx: &mut Context<'_>) {
+        let names = self.names.get(&category).map(Vec::as_slice).unwrap_or_default();
+        let mut suggestion = closest(ty, names.iter().map(String::as_str))
+            .first()
+            .map(|n| format!("; did you mean \"{n}\"?"))
+            .unwrap_or_default();
+        let elsewhere: Vec<&str> = [TypeCategory::Component, TypeCategory::Trait, TypeCategory::Policy]
+            .into_iter()
+            .filter(|c| *c != category && self.types.contains_key(&(*c, ty.to_string())))
+            .map(TypeCategory::as_str)
+            .collect();
+        if !elsewhere.is_empty() {
+            suggestion.push_str(&format!(" (\"{ty}\" is a {} type)", elsewhere.join(" and ")));
+        }
+        if category == TypeCategory::Trait && !self.inputs.capabilities.is_empty() {
+            let defined: Vec<&str> = self.inputs.capabilities.keys().map(String::as_str).collect();
+            suggestion.push_str(&format!("; CapabilityDefinitions given: {}", defined.join(", ")));
+        }
+        cx.report(
+            "CVN-105",
+            pointer,
+            vec![
+                ("category", category.as_str().to_string()),
+                ("type", ty.to_string()),
+                ("suggestion", suggestion),
+            ],
+        );
+    }
+
+    /// Check one entry's authored properties.
+    fn properties(
+        &self,
+        judged: &Judged,
+        authored: Option<&Value>,
+        entry: &str,
+        owner: &str,
+        binding: Option<&Map<String, Value>>,
+        cx: &mut Context<'_>,
+    ) {
+        let empty = Value::Object(Map::new());
+        let authored = authored.filter(|v| !v.is_null()).unwrap_or(&empty);
+        let substituted = self.inputs.substitute(authored);
+        let value = substituted.as_ref().unwrap_or(authored);
+        let at = Location::new(format!("{entry}/properties"), "");
+        let options = Options { required: Required::NestedOnly, placeholders: true };
+        let outcome = validate_with(&judged.schema, value, &at, options);
+        let hints = judged.stated.then_some(judged.hints.as_slice());
+        for v in outcome.violations {
+            // Under a matching capability binding, nested required is judged on the merged
+            // properties below, except inside list items, which a rendering never reaches.
+            if binding.is_some() && matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
+                continue;
+            }
+            self.property_finding(owner, hints, v, cx);
+        }
+        if let Some(rendering) = binding {
+            let merged = inputs::merge(rendering, value);
+            for v in validate_with(&judged.schema, &merged, &at, options).violations {
+                if matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
+                    self.property_finding(owner, hints, v, cx);
+                }
+            }
+        }
+    }
+
+    fn property_finding(&self, owner: &str, hints: Option<&[Hint]>, v: Violation, cx: &mut Context<'_>) {
+        let property = if v.at.path.is_empty() { "properties".to_string() } else { v.at.path.clone() };
+        match v.problem {
+            Problem::Undeclared { key, allowed, nearest } => {
+                let mut suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                let top_level = v.at.path == key;
+                for hint in hints.unwrap_or_default() {
+                    if top_level && hint.keys.contains(&key) {
+                        suggestion.push_str(&format!("; {}", hint.message));
+                    }
+                }
+                let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+                cx.report(
+                    "CVN-102",
+                    v.at.pointer,
+                    vec![
+                        ("property", property),
+                        ("owner", owner.to_string()),
+                        ("allowed", allowed),
+                        ("suggestion", suggestion),
+                    ],
+                );
+            }
+            Problem::Missing { key } => {
+                let path = if v.at.path.is_empty() {
+                    format!("{owner} properties")
+                } else {
+                    format!("{owner} properties.{}", v.at.path)
+                };
+                cx.report("CVN-104", v.at.pointer, vec![("key", key), ("path", path)]);
+            }
+            Problem::Type { expected, found } => {
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+            Problem::OutOfRange { found } => {
+                let expected = "an integer within the 64-bit range".to_string();
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+            Problem::NotInEnum { found, allowed } => {
+                let expected = format!("one of [{}]", allowed.join(", "));
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+            Problem::Bound { expected, found } => {
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+            Problem::Branch { keyword, accepted } => {
+                let expected = format!("a value {keyword} accepts");
+                let found = format!("one that {accepted} of its members accept");
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+        }
+    }
+}
+
+fn type_args(property: String, owner: &str, expected: String, found: String) -> Vec<(&'static str, String)> {
+    vec![("property", property), ("owner", owner.to_string()), ("expected", expected), ("found", found)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_envelopes_load() {
+        let (docs, err) = crate::source::parse_stream(ENVELOPES);
+        assert!(err.is_none());
+        let map = docs[0].value.as_object().unwrap();
+        let kinds: Vec<&str> = map.keys().map(String::as_str).collect();
+        let mut expected = KINDS.to_vec();
+        expected.sort();
+        assert_eq!(kinds, expected);
+        for (kind, v) in map {
+            assert!(property::load(v, &Location::default()).is_ok(), "{kind}");
+        }
+    }
+}
