@@ -113,8 +113,10 @@ impl Violation {
 /// The outcome of validating one value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
-    /// The value as the schema reads it.
-    pub normalized: Value,
+    /// The value as the schema reads it, where that differs from the value as written (an
+    /// integral `3.0` read as `3`); `None`: it reads as written. Built copy-on-write, so a
+    /// value that needs no normalising is walked without being copied.
+    pub normalized: Option<Value>,
     /// Every problem, in document order (keys sorted within a mapping).
     pub violations: Vec<Violation>,
 }
@@ -149,8 +151,8 @@ pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Require
 /// Validate `value` at `at` against `schema`, read as `options` say.
 pub fn validate_with(schema: &Schema, value: &Value, at: &Location, options: Options) -> Outcome {
     let mut violations = Vec::new();
-    let mut walker = Walker { options, out: &mut violations };
-    let normalized = walker.walk(schema, value, at, 0, false);
+    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new() };
+    let normalized = walker.walk(schema, value, 0, false);
     Outcome { normalized, violations }
 }
 
@@ -170,7 +172,8 @@ pub fn found(value: &Value) -> String {
 }
 
 enum Accept {
-    Yes(Value),
+    /// Accepted; with the value as the type reads it when that differs.
+    Yes(Option<Value>),
     No,
     OutOfRange,
 }
@@ -181,10 +184,10 @@ fn accept(t: Type, value: &Value) -> Accept {
         | (Type::Boolean, Value::Bool(_))
         | (Type::Number, Value::Number(_))
         | (Type::Array, Value::Array(_))
-        | (Type::Object, Value::Object(_)) => Accept::Yes(value.clone()),
+        | (Type::Object, Value::Object(_)) => Accept::Yes(None),
         (Type::Integer, Value::Number(n)) => {
             if n.is_i64() {
-                Accept::Yes(value.clone())
+                Accept::Yes(None)
             } else if n.is_u64() {
                 Accept::OutOfRange
             } else {
@@ -192,7 +195,7 @@ fn accept(t: Type, value: &Value) -> Accept {
                     Some(f) if f.is_finite() && f.fract() == 0.0 => {
                         // i64::MAX as f64 rounds up to 2^63, which is out of range.
                         if f >= -(2f64.powi(63)) && f < 2f64.powi(63) {
-                            Accept::Yes(Value::Number(Number::from(f as i64)))
+                            Accept::Yes(Some(Value::Number(Number::from(f as i64))))
                         } else {
                             Accept::OutOfRange
                         }
@@ -215,73 +218,93 @@ fn enum_member(a: &Value, b: &Value) -> bool {
     }
 }
 
-struct Walker<'o> {
-    options: Options,
-    out: &'o mut Vec<Violation>,
+/// One step below the walk's base location, kept borrowed until a problem needs it spelled.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
 }
 
-impl Walker<'_> {
-    fn push(&mut self, at: &Location, in_list: bool, problem: Problem) {
-        self.out.push(Violation { at: at.clone(), problem, in_list });
+/// The walk: where it stands is the base location plus a stack of borrowed steps, so a
+/// location is spelled out (two strings) only for a problem, never for a clean node.
+struct Walker<'o, 'v> {
+    options: Options,
+    out: &'o mut Vec<Violation>,
+    base: &'o Location,
+    steps: Vec<Step<'v>>,
+}
+
+impl<'o, 'v> Walker<'o, 'v> {
+    fn here(&self) -> Location {
+        self.steps.iter().fold(self.base.clone(), |at, step| match step {
+            Step::Key(k) => at.key(k),
+            Step::Index(i) => at.index(*i),
+        })
     }
 
-    fn walk(&mut self, schema: &Schema, value: &Value, at: &Location, depth: usize, in_list: bool) -> Value {
+    fn push(&mut self, in_list: bool, problem: Problem) {
+        let at = self.here();
+        self.out.push(Violation { at, problem, in_list });
+    }
+
+    /// Walk `value`; returns the value as the schema reads it where that differs from
+    /// `value`, else `None`.
+    fn walk(&mut self, schema: &Schema, value: &'v Value, depth: usize, in_list: bool) -> Option<Value> {
         // Null constrains nothing: under an optional field it means absent (required keys are
         // checked by the parent, which counts null as missing), and where the schema is
         // `nullable` it is a value of its own.
         if value.is_null() {
-            return Value::Null;
+            return None;
         }
         if self.options.placeholders && value.as_str().is_some_and(is_placeholder) {
-            return value.clone();
+            return None;
         }
 
-        let value = if schema.types.is_empty() {
-            value.clone()
-        } else {
+        let mut replaced = None;
+        if !schema.types.is_empty() {
             let mut out_of_range = false;
-            let mut accepted = None;
+            let mut accepted = false;
             for &t in &schema.types {
                 match accept(t, value) {
                     Accept::Yes(v) => {
-                        accepted = Some(v);
+                        accepted = true;
+                        replaced = v;
                         break;
                     }
                     Accept::OutOfRange => out_of_range = true,
                     Accept::No => {}
                 }
             }
-            match accepted {
-                Some(v) => v,
-                None => {
-                    let problem = if out_of_range {
-                        Problem::OutOfRange { found: found(value) }
-                    } else {
-                        let names: Vec<&str> = schema.types.iter().map(|t| t.as_str()).collect();
-                        Problem::Type { expected: names.join(" or "), found: found(value) }
-                    };
-                    self.push(at, in_list, problem);
-                    return value.clone();
-                }
+            if !accepted {
+                let problem = if out_of_range {
+                    Problem::OutOfRange { found: found(value) }
+                } else {
+                    let names: Vec<&str> = schema.types.iter().map(|t| t.as_str()).collect();
+                    Problem::Type { expected: names.join(" or "), found: found(value) }
+                };
+                self.push(in_list, problem);
+                return None;
             }
-        };
+        }
+        // Only a scalar is ever replaced, so children are walked on `value` itself.
+        let read = replaced.as_ref().unwrap_or(value);
 
         if let Some(allowed) = &schema.enumeration {
-            if !allowed.iter().any(|a| enum_member(a, &value)) {
+            if !allowed.iter().any(|a| enum_member(a, read)) {
                 let problem = Problem::NotInEnum {
-                    found: found(&value),
+                    found: found(read),
                     allowed: allowed.iter().map(Value::to_string).collect(),
                 };
-                self.push(at, in_list, problem);
+                self.push(in_list, problem);
             }
         }
         if !schema.bounds.is_empty() {
-            if let Some(problem) = bound(&schema.bounds, &value) {
-                self.push(at, in_list, problem);
+            if let Some(problem) = bound(&schema.bounds, read) {
+                self.push(in_list, problem);
             }
         }
         for member in &schema.all_of {
-            self.walk(member, &value, at, depth, in_list);
+            self.walk(member, value, depth, in_list);
         }
         for (keyword, members) in [("anyOf", &schema.any_of), ("oneOf", &schema.one_of)] {
             if members.is_empty() {
@@ -291,60 +314,71 @@ impl Walker<'_> {
                 .iter()
                 .filter(|m| {
                     let mut scratch = Vec::new();
-                    Walker { options: self.options, out: &mut scratch }.walk(m, &value, at, depth, in_list);
+                    let mut trial = Walker {
+                        options: self.options,
+                        out: &mut scratch,
+                        base: self.base,
+                        steps: self.steps.clone(),
+                    };
+                    trial.walk(m, value, depth, in_list);
                     scratch.is_empty()
                 })
                 .count();
             if accepted == 0 || (keyword == "oneOf" && accepted > 1) {
-                self.push(at, in_list, Problem::Branch { keyword, accepted });
+                self.push(in_list, Problem::Branch { keyword, accepted });
             }
         }
 
-        match value {
+        let children = match value {
             Value::Object(map) if schema.types.contains(&Type::Object) || !schema.properties.is_empty() => {
-                let mut normalized = serde_json::Map::new();
-                for (key, item) in &map {
-                    let here = at.key(key);
+                let mut changed: Option<serde_json::Map<String, Value>> = None;
+                for (key, item) in map {
+                    self.steps.push(Step::Key(key));
                     let v = match (schema.properties.get(key), &schema.additional) {
-                        (Some(s), _) => self.walk(s, item, &here, depth + 1, in_list),
-                        (None, Additional::Schema(s)) => self.walk(s, item, &here, depth + 1, in_list),
-                        (None, Additional::Open) => item.clone(),
+                        (Some(s), _) => self.walk(s, item, depth + 1, in_list),
+                        (None, Additional::Schema(s)) => self.walk(s, item, depth + 1, in_list),
+                        (None, Additional::Open) => None,
                         (None, Additional::Closed) => {
                             let allowed: Vec<String> = schema.properties.keys().cloned().collect();
                             let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))
                                 .first()
                                 .map(|s| s.to_string());
-                            self.push(
-                                &here,
-                                in_list,
-                                Problem::Undeclared { key: key.clone(), allowed, nearest },
-                            );
-                            item.clone()
+                            self.push(in_list, Problem::Undeclared { key: key.clone(), allowed, nearest });
+                            None
                         }
                     };
-                    normalized.insert(key.clone(), v);
+                    self.steps.pop();
+                    if let Some(v) = v {
+                        changed.get_or_insert_with(|| map.clone()).insert(key.clone(), v);
+                    }
                 }
                 if depth > 0 || self.options.required == Required::Everywhere {
                     for key in &schema.required {
                         if map.get(key).is_none_or(Value::is_null) {
-                            self.push(at, in_list, Problem::Missing { key: key.clone() });
+                            self.push(in_list, Problem::Missing { key: key.clone() });
                         }
                     }
                 }
-                Value::Object(normalized)
+                changed.map(Value::Object)
             }
             Value::Array(items) => match &schema.items {
-                Some(item_schema) => Value::Array(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| self.walk(item_schema, item, &at.index(i), depth + 1, true))
-                        .collect(),
-                ),
-                None => Value::Array(items),
+                Some(item_schema) => {
+                    let mut changed: Option<Vec<Value>> = None;
+                    for (i, item) in items.iter().enumerate() {
+                        self.steps.push(Step::Index(i));
+                        let v = self.walk(item_schema, item, depth + 1, true);
+                        self.steps.pop();
+                        if let Some(v) = v {
+                            changed.get_or_insert_with(|| items.clone())[i] = v;
+                        }
+                    }
+                    changed.map(Value::Array)
+                }
+                None => None,
             },
-            other => other,
-        }
+            _ => None,
+        };
+        children.or(replaced)
     }
 }
 
@@ -493,8 +527,11 @@ mod tests {
     fn integers_accept_integral_values_in_range_and_normalise_them() {
         let o = run(json!({"image": "x", "replicas": 3.0}));
         assert!(o.violations.is_empty());
-        assert_eq!(o.normalized["replicas"], json!(3));
-        assert!(o.normalized["replicas"].is_i64());
+        let normalized = o.normalized.unwrap();
+        assert_eq!(normalized["replicas"], json!(3));
+        assert!(normalized["replicas"].is_i64());
+        // A value that reads as written is not copied.
+        assert_eq!(run(json!({"image": "x", "replicas": 3})).normalized, None);
         let o = run(json!({"image": "x", "replicas": 3.5}));
         assert!(matches!(o.violations[0].problem, Problem::Type { .. }));
         for huge in [json!(18446744073709551615u64), json!(1e30)] {
@@ -509,7 +546,7 @@ mod tests {
             let o = run(json!({"image": "x", "quantity": ok}));
             assert!(o.violations.is_empty(), "{:?}", o.violations);
         }
-        assert_eq!(run(json!({"image": "x", "quantity": 2.0})).normalized["quantity"], json!(2));
+        assert_eq!(run(json!({"image": "x", "quantity": 2.0})).normalized.unwrap()["quantity"], json!(2));
         let o = run(json!({"image": "x", "quantity": true}));
         assert_eq!(o.violations[0].message(), "expected string or integer, found a boolean true");
     }
