@@ -35,6 +35,10 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Check documents offline with the same engine the webhook runs.
     Check(CheckArgs),
+    /// The contract diff of two versions of a CRD, an XRD or an OpenAPI schema: every change,
+    /// its bump and rule, implied vs declared, and the verdict. Exit 1 when the verdict is not
+    /// ok or the family's stability policy refuses a change.
+    Diff(DiffArgs),
     /// Print one rule's documentation.
     Explain {
         /// A rule id such as CVN-101.
@@ -156,6 +160,11 @@ pub struct CheckArgs {
     /// Objects (YAML/JSON files) standing in for the cluster's state.
     #[arg(long)]
     pub context: Option<PathBuf>,
+    /// The previous versions: a directory, or a git ref whose copies of the same paths are
+    /// read (`origin/main`). Each document is judged as an update of the base document with
+    /// the same group, kind, namespace and name, so the evolution rules run.
+    #[arg(long, value_name = "DIR|GIT-REF")]
+    pub base: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
     pub output: CheckOutput,
@@ -174,6 +183,32 @@ pub struct CheckArgs {
     /// (repeatable; later files win). Placeholders are substituted before type checks.
     #[arg(long, value_name = "FILE")]
     pub values: Vec<PathBuf>,
+}
+
+/// Output formats of `covenant diff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffOutput {
+    /// A table.
+    Text,
+    /// The JSON contract.
+    Json,
+    /// A pull-request body.
+    Markdown,
+}
+
+/// `covenant diff`
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old version (a file).
+    pub old: PathBuf,
+    /// The new version (a file).
+    pub new: PathBuf,
+    /// Config file (its stability policies decide what is refused); default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
 }
 
 /// `covenant certs`
@@ -208,6 +243,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Check(args) => check(args),
+        Command::Diff(args) => diff(args),
         Command::Explain { id } => explain(&id),
         Command::Rules { output } => {
             print!("{}", rules_listing(output));
@@ -325,12 +361,74 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             sources.push(crate::report::Source { name: file.display().to_string(), text });
         }
     }
-    let report = crate::report::check(&engine, cluster.as_ref(), &sources);
+    let base = match &args.base {
+        Some(base) => Some(read_base(base, &sources)?),
+        None => None,
+    };
+    let report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
     match args.output {
         CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
         CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The previous versions for `check --base`: a directory's documents, or each source's copy
+/// at a git ref (a file the ref does not have is new, and has no base).
+fn read_base(base: &str, sources: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
+    let path = Path::new(base);
+    if path.is_dir() {
+        let mut docs = Vec::new();
+        for file in crate::report::discover(path).with_context(|| format!("cannot read {base}"))? {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            docs.push(crate::report::Source { name: file.display().to_string(), text });
+        }
+        return Ok(crate::report::Base::from_sources(&docs));
+    }
+    let git =
+        |dir: &Path, args: &[&str]| std::process::Command::new("git").arg("-C").arg(dir).args(args).output();
+    let here = Path::new(".");
+    let verify = git(here, &["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
+        .context("--base: cannot run git")?;
+    if !verify.status.success() {
+        bail!("--base {base}: not a directory, and not a git ref of the repository here");
+    }
+    let mut docs = Vec::new();
+    for source in sources.iter().filter(|s| s.name != "-") {
+        let file = Path::new(&source.name);
+        let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(here);
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let out = git(dir, &["show", &format!("{base}:./{name}")]).context("--base: cannot run git")?;
+        if out.status.success() {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            docs.push(crate::report::Source { name: format!("{base}:{}", source.name), text });
+        }
+    }
+    Ok(crate::report::Base::from_sources(&docs))
+}
+
+fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
+    let read = |path: &Path| -> anyhow::Result<serde_json::Value> {
+        let docs = read_documents(path)?;
+        match <[_; 1]>::try_from(docs) {
+            Ok([(_, doc)]) => Ok(doc),
+            Err(docs) => bail!("{}: expected one document, found {}", path.display(), docs.len()),
+        }
+    };
+    let (old, new) = (read(&args.old)?, read(&args.new)?);
+    let policy = |family: &str| {
+        config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
+    };
+    let d = crate::report::diff::compute(&old, &new, policy)
+        .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
+    match args.output {
+        DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),
+        DiffOutput::Json => println!("{}", crate::report::diff::render_json(&d)),
+        DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
+    }
+    Ok(if d.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn explain(id: &str) -> anyhow::Result<ExitCode> {

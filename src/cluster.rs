@@ -44,13 +44,24 @@ pub trait ClusterView: Send + Sync {
     ) -> Result<Vec<Arc<Value>>, Error>;
 }
 
-/// A cluster with nothing in it.
+/// No cluster state at all (`--offline`, or `check` without `--context`): every lookup is
+/// unavailable, so a rule that needs state says it could not look, never that it found
+/// nothing.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EmptyCluster;
 
 impl ClusterView for EmptyCluster {
-    fn list(&self, _: &str, _: &str, _: Option<&str>, _: Option<Duration>) -> Result<Vec<Arc<Value>>, Error> {
-        Ok(Vec::new())
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        _: Option<&str>,
+        _: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        Err(Error::Unavailable {
+            resource: format!("{kind}.{group}"),
+            reason: "no cluster state (offline; give --context DIR)".into(),
+        })
     }
 }
 

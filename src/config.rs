@@ -4,13 +4,14 @@
 
 mod file;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::engine::Exemption;
 use crate::families::FAMILY_NAMES;
 use crate::registry::{self, Registry};
+use crate::rules::evolution::Stability;
 use crate::rules::select::{quote_list, Selector};
 use crate::rules::{Action, Category, RuleSet};
 use crate::source::{parse_stream, Positions};
@@ -37,6 +38,8 @@ pub struct Config {
     pub rules: RuleSet,
     /// Enabled families.
     pub families: BTreeSet<String>,
+    /// Stability policy per family; a family not listed has its default.
+    pub stability: BTreeMap<String, Stability>,
     /// The built-in registries plus the configured ones.
     pub registry: Registry,
     /// Exemptions.
@@ -255,6 +258,33 @@ fn resolve(
         });
     }
 
+    let mut stability: BTreeMap<String, Stability> = [
+        ("crd", Stability::Always),
+        ("xrd", Stability::Always),
+        ("launcher", Stability::FromGa),
+        ("construct", Stability::DeclaredBump),
+    ]
+    .into_iter()
+    .map(|(f, p)| (f.to_string(), p))
+    .collect();
+    for (family, policy) in &file.stability {
+        let at = format!("/stability/{}", crate::schema::pointer::escape(family));
+        if !FAMILY_NAMES.iter().any(|(f, _)| f == family) {
+            let names: Vec<&str> = FAMILY_NAMES.iter().map(|(f, _)| *f).collect();
+            problem(at.clone(), format!("unknown family \"{family}\"; families: {}", names.join(", ")));
+            continue;
+        }
+        match Stability::parse(policy) {
+            Some(p) => {
+                stability.insert(family.clone(), p);
+            }
+            None => {
+                let all: Vec<&str> = Stability::ALL.iter().map(|p| p.as_str()).collect();
+                problem(at, format!("expected one of {}, found \"{policy}\"", all.join(", ")));
+            }
+        }
+    }
+
     let lookup_budget = match file.cluster.lookup_budget.as_deref() {
         None => Duration::from_secs(2),
         Some(s) => humantime::parse_duration(s).unwrap_or_else(|err| {
@@ -301,6 +331,7 @@ fn resolve(
             source: String::new(),
             rules: RuleSet::build(&select, &ignore, &actions),
             families,
+            stability,
             registry,
             exemptions,
             lookup_budget,

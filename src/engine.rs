@@ -12,7 +12,9 @@ use serde_json::Value;
 use crate::cluster::ClusterView;
 use crate::config::Config;
 use crate::families::launcher::{Inputs, Launcher};
+use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
+use crate::rules::evolution::Stability;
 use crate::rules::{Action, Finding, RuleSet};
 use crate::subject::Subject;
 
@@ -94,6 +96,12 @@ impl Engine {
         let mut families = FamilyTable::default();
         if config.families.contains("versioned") {
             families.add(Box::new(Versioned::new(config.registry.versioned.clone())));
+        }
+        for (name, flavor) in [("crd", Flavor::Crd), ("xrd", Flavor::Xrd)] {
+            if config.families.contains(name) {
+                let policy = config.stability.get(name).copied().unwrap_or(Stability::Always);
+                families.add(Box::new(SchemaBearing::new(flavor, policy)));
+            }
         }
         if config.families.contains("launcher") {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));

@@ -3,6 +3,7 @@
 //! or, for versioned documents, by the top-level `schema` member; never by an if-chain.
 
 pub mod launcher;
+pub mod schema_bearing;
 pub mod versioned;
 
 use std::collections::HashMap;
@@ -44,8 +45,8 @@ pub trait Family: Send + Sync + std::fmt::Debug {
 /// Every family name covenant knows, built or not; config refuses any other.
 pub const FAMILY_NAMES: &[(&str, bool)] = &[
     ("launcher", true),
-    ("crd", false),
-    ("xrd", false),
+    ("crd", true),
+    ("xrd", true),
     ("construct", false),
     ("consumer", false),
     ("versioned", true),
@@ -86,6 +87,35 @@ impl<'a> Context<'a> {
         if self.rules.runs(rule) {
             self.findings.push(Finding::new(rule, self.rules.action(rule), pointer, args));
         }
+    }
+
+    /// Report a finding as `report` does, carrying the bump the change implies, and at most
+    /// at `at_most` (a tightening a policy lets through with a warning is reported no louder
+    /// than `warn`, and stays off when the config turned the rule off).
+    pub fn report_change(
+        &mut self,
+        id: &'static str,
+        pointer: impl Into<String>,
+        args: Vec<(&'static str, String)>,
+        bump: Option<crate::versioning::Bump>,
+        at_most: Option<crate::rules::Action>,
+    ) {
+        let Some(rule) = lookup(id) else {
+            tracing::error!(rule = id, "finding for a rule that is not in the catalogue");
+            return;
+        };
+        if !self.rules.runs(rule) {
+            return;
+        }
+        let mut action = self.rules.action(rule);
+        if let Some(cap) = at_most {
+            if action == crate::rules::Action::Deny && cap != crate::rules::Action::Deny {
+                action = cap;
+            }
+        }
+        let mut finding = Finding::new(rule, action, pointer, args);
+        finding.bump = bump.map(|b| b.as_str());
+        self.findings.push(finding);
     }
 
     /// The findings reported so far.

@@ -27,3 +27,4 @@ pub mod source;
 pub mod strict;
 pub mod subject;
 pub mod telemetry;
+pub mod versioning;

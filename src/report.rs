@@ -2,6 +2,7 @@
 //! over each document, and rendering the findings (text with file:line:column, or the JSON
 //! contract). The engine call is the same one the webhook makes.
 
+pub mod diff;
 mod json;
 mod text;
 
@@ -96,8 +97,72 @@ fn loader_finding(
     engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
 }
 
+/// The previous versions of documents (`covenant check --base`): each document checked is
+/// paired with the base document of the same identity — API group, kind, namespace and name
+/// (or `schema` and name for versioned documents) — and judged as an UPDATE of it.
+#[derive(Clone, Debug, Default)]
+pub struct Base {
+    docs: std::collections::HashMap<String, serde_json::Value>,
+}
+
+/// The identity a document is paired by; `None` for one that names no kind and no name.
+fn identity(doc: &serde_json::Value) -> Option<String> {
+    let s = |p: &str| doc.pointer(p).and_then(|v| v.as_str());
+    let name = s("/metadata/name").or_else(|| s("/name"))?;
+    let namespace = s("/metadata/namespace").unwrap_or("");
+    match (s("/apiVersion"), s("/kind"), s("/schema")) {
+        (Some(api), Some(kind), _) => {
+            let group = api.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+            Some(format!("{group}|{kind}|{namespace}|{name}"))
+        }
+        (_, _, Some(schema)) => Some(format!("schema|{schema}|{name}")),
+        _ => None,
+    }
+}
+
+impl Base {
+    /// Index every document of the sources (a later one of the same identity wins).
+    pub fn from_sources(sources: &[Source]) -> Base {
+        let mut docs = std::collections::HashMap::new();
+        for source in sources {
+            for doc in parse_stream(&source.text).0 {
+                if let Some(id) = identity(&doc.value) {
+                    docs.insert(id, doc.value);
+                }
+            }
+        }
+        Base { docs }
+    }
+
+    /// How many documents the base holds.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether the base holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The previous version of a document.
+    pub fn previous(&self, doc: &serde_json::Value) -> Option<&serde_json::Value> {
+        self.docs.get(&identity(doc)?)
+    }
+}
+
 /// Check every document of every source.
 pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> Report {
+    check_with_base(engine, cluster, sources, None)
+}
+
+/// Check every document of every source; a document with a previous version in `base` is
+/// judged as an UPDATE of it, so the evolution rules run.
+pub fn check_with_base(
+    engine: &Engine,
+    cluster: &dyn ClusterView,
+    sources: &[Source],
+    base: Option<&Base>,
+) -> Report {
     let mut report = Report::default();
     for source in sources {
         let (docs, syntax) = parse_stream(&source.text);
@@ -121,7 +186,11 @@ pub fn check(engine: &Engine, cluster: &dyn ClusterView, sources: &[Source]) -> 
                 }
             }
             let positions = doc.positions.clone();
-            let subject = Subject::from_document(doc.value.clone());
+            let mut subject = Subject::from_document(doc.value.clone());
+            if let Some(previous) = base.and_then(|b| b.previous(&doc.value)) {
+                subject.operation = crate::subject::Operation::Update;
+                subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
+            }
             let verdict = engine.evaluate(&subject, cluster);
             let first = report.entries.len();
             for f in verdict.findings {

@@ -2,6 +2,7 @@
 //! rules and actions that a config makes. Nothing here knows HTTP, files or Kubernetes.
 
 pub mod catalog;
+pub mod evolution;
 pub mod finding;
 pub mod meta;
 pub mod select;

@@ -3,6 +3,7 @@
 //! validator and, later, the diff engine work on it. Nothing here knows rules or policy:
 //! `validate` states what is wrong with a value, the families decide which rule that is.
 
+pub mod diff;
 pub mod openapi;
 pub mod pointer;
 pub mod property;
@@ -78,6 +79,11 @@ pub enum Additional {
     Open,
     /// Any key, each value checked against this schema (a map).
     Schema(Box<Schema>),
+    /// Nothing stated: an OpenAPI object with neither `properties` nor `additionalProperties`
+    /// nor `x-kubernetes-preserve-unknown-fields`. The validator accepts any key here
+    /// (strictness stops where nothing is declared); the API server prunes such an object's
+    /// contents, so declaring properties on it later is an addition, not a narrowing.
+    Unstated,
 }
 
 /// One schema node.

@@ -8,10 +8,6 @@ mod common;
 use std::collections::BTreeSet;
 
 use covenant::cli::{rules_listing, RulesOutput};
-use covenant::cluster::EmptyCluster;
-use covenant::config::Config;
-use covenant::engine::Engine;
-use covenant::report::{check, Source};
 use covenant::rules::{Category, Status, CATALOG};
 
 #[test]
@@ -49,7 +45,9 @@ fn every_rule_of_the_design_table_is_in_the_catalogue() {
         "CVN-403", "CVN-404", "CVN-405", "CVN-406", "CVN-407", "CVN-408", "CVN-409", "CVN-410", "CVN-411",
         "CVN-501", "CVN-502", "CVN-901",
     ];
-    let ids: Vec<&str> = CATALOG.iter().map(|r| r.id).collect();
+    // covenant's own additions, each documented in its explain page.
+    let added = ["CVN-220"];
+    let ids: Vec<&str> = CATALOG.iter().map(|r| r.id).filter(|id| !added.contains(id)).collect();
     assert_eq!(ids, design);
 }
 
@@ -67,10 +65,7 @@ fn finding_arguments_are_exactly_the_template_placeholders() {
     let mut fired = BTreeSet::new();
     for dir in std::fs::read_dir(common::fixtures().join("rules")).unwrap() {
         let dir = dir.unwrap().path();
-        let config = Config::load(&dir.join("covenant.yaml")).unwrap();
-        let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
-        let report =
-            check(&Engine::new(&config), &EmptyCluster, &[Source { name: "input.yaml".into(), text }]);
+        let report = common::run_rule_fixture(&dir);
         for e in &report.entries {
             let f = &e.finding;
             fired.insert(f.rule.id);

@@ -1,20 +1,14 @@
 //! One fixture folder per live rule (`tests/fixtures/rules/CVN-xxx/`): a config selecting only
-//! that rule, an input, and the expected text output. Adding a rule means adding a folder.
+//! that rule, an input (with `base.yaml` for evolution rules, `context/` for cluster state), and
+//! the expected text output. Adding a rule means adding a folder.
 
 mod common;
 
-use covenant::cluster::EmptyCluster;
-use covenant::config::Config;
-use covenant::engine::Engine;
-use covenant::report::{check, render_text, Source};
+use covenant::report::render_text;
 use covenant::rules::{Status, CATALOG};
 
 fn run(dir: &std::path::Path) -> String {
-    let config = Config::load(&dir.join("covenant.yaml")).unwrap();
-    let engine = Engine::new(&config);
-    let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
-    let report = check(&engine, &EmptyCluster, &[Source { name: "input.yaml".into(), text }]);
-    render_text(&report)
+    render_text(&common::run_rule_fixture(dir))
 }
 
 #[test]
@@ -34,8 +28,10 @@ fn every_live_rule_matches_its_fixture() {
         });
         assert_eq!(got, expected, "{} output drifted", rule.id);
         // The fixture exercises its rule, and only its rule.
-        let ids: Vec<&str> =
-            got.lines().filter_map(|l| l.split_once("error[").map(|(_, r)| &r[..7])).collect();
+        let ids: Vec<&str> = got
+            .lines()
+            .filter_map(|l| l.split_once("error[").or_else(|| l.split_once("warning[")).map(|(_, r)| &r[..7]))
+            .collect();
         assert!(!ids.is_empty(), "{} fixture produced no finding", rule.id);
         assert!(ids.iter().all(|id| *id == rule.id), "{}: other rules fired: {ids:?}", rule.id);
     }

@@ -26,6 +26,9 @@ pub struct ConfigFile {
     /// Families to judge; absent means all.
     #[serde(default)]
     pub families: Option<Vec<String>>,
+    /// Stability policy per family (`always`, `from-ga`, `declared-bump`).
+    #[serde(default)]
+    pub stability: BTreeMap<String, String>,
     /// Extra registry files.
     #[serde(default)]
     pub registries: Vec<String>,

@@ -68,40 +68,59 @@ pub static CATALOG: &[RuleMeta] = &[
         "{reason}",
         "fix the document so it parses and names what it is",
         DOC_109),
-    row("CVN-201", "field-removed", Evolution, Deny, Planned,
+    row("CVN-201", "field-removed", Evolution, Deny, Live,
         "Checks that no field, parameter or environment config is removed.",
-        "field \"{field}\" was removed", "restore the field, or publish a new major version", ""),
-    row("CVN-202", "required-added", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep the field, or ship the removal under a new version",
+        DOC_201),
+    row("CVN-202", "required-added", Evolution, Deny, Live,
         "Checks that no new required field appears and no optional field becomes required.",
-        "field \"{field}\" became required", "keep the field optional with a default", ""),
-    row("CVN-203", "type-changed", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "make the field optional (with a default where one is needed), or ship it under a new version",
+        DOC_202),
+    row("CVN-203", "type-changed", Evolution, Deny, Live,
         "Checks that no field's type is changed or narrowed.",
-        "type of \"{field}\" changed from {before} to {after}", "keep the old type", ""),
-    row("CVN-204", "enum-narrowed", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep the old type, or widen it (integer to number); a reshape is a new version",
+        DOC_203),
+    row("CVN-204", "enum-narrowed", Evolution, Deny, Live,
         "Checks that no enum value is removed and no enum is put on a free field.",
-        "enum of \"{field}\" narrowed: {removed}", "keep every enum value", ""),
-    row("CVN-205", "constraint-tightened", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep every enum value that was accepted; adding values is fine",
+        DOC_204),
+    row("CVN-205", "constraint-tightened", Evolution, Deny, Live,
         "Checks that no value constraint (pattern, bounds, lengths, counts) is tightened.",
-        "constraint {constraint} of \"{field}\" tightened from {before} to {after}",
-        "keep the old constraint", ""),
-    row("CVN-206", "validation-added", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep the old constraint, or loosen it; tighten only under a new version",
+        DOC_205),
+    row("CVN-206", "validation-added", Evolution, Deny, Live,
         "Checks that no CEL validation rule is added or changed.",
-        "validation rule on \"{field}\" was {change}", "ship the rule in a new version", ""),
-    row("CVN-207", "default-changed", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "ship the new rule under a new version, or check every live object satisfies it first",
+        DOC_206),
+    row("CVN-207", "default-changed", Evolution, Deny, Live,
         "Checks that no default is added to an existing field, removed or changed.",
-        "default of \"{field}\" changed from {before} to {after}", "keep the old default", ""),
+        "{subject}: {detail}",
+        "keep the old default; a changed default changes what existing objects deploy",
+        DOC_207),
     row("CVN-208", "output-removed", Evolution, Deny, Planned,
         "Checks that no construct output is removed or renamed.",
         "output \"{output}\" was removed", "restore the output", ""),
-    row("CVN-209", "openness-narrowed", Evolution, Deny, Planned,
+    row("CVN-209", "openness-narrowed", Evolution, Deny, Live,
         "Checks that preserve-unknown-fields, nullable, int-or-string and additionalProperties are not narrowed.",
-        "\"{field}\" is no longer {openness}", "keep the field open", ""),
-    row("CVN-210", "version-removed", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep the field as open as it was",
+        DOC_209),
+    row("CVN-210", "version-removed", Evolution, Deny, Live,
         "Checks that served and stored versions are not dropped and the storage version moves safely.",
-        "version {version} was removed while {reason}", "keep serving the version", ""),
-    row("CVN-211", "identity-changed", Evolution, Deny, Planned,
+        "{subject}: {detail}",
+        "keep serving the version (deprecate it first), and keep every stored version until storage has migrated",
+        DOC_210),
+    row("CVN-211", "identity-changed", Evolution, Deny, Live,
         "Checks that a CRD's scope, group, kind and plural do not change.",
-        "{member} changed from {before} to {after}", "create a new CRD instead", ""),
+        "{subject}: {member} changed from {before} to {after}",
+        "a CRD's identity cannot change: create a new CRD and migrate",
+        DOC_211),
     row("CVN-212", "bump-too-small", Evolution, Deny, Planned,
         "Checks that the declared version bump covers the bump the diff implies.",
         "declared bump {declared} is smaller than the implied {implied}",
@@ -110,26 +129,39 @@ pub static CATALOG: &[RuleMeta] = &[
         "Checks that the declared bump is not larger than the diff implies.",
         "declared bump {declared} is larger than the implied {implied}",
         "a {implied} bump is enough", ""),
-    row("CVN-214", "breaking-under-promise", Evolution, Deny, Planned,
+    row("CVN-214", "breaking-under-promise", Evolution, Deny, Live,
         "Checks that no breaking change ships while the version string carries a stability promise.",
-        "breaking change under {version}: {change}", "ship it under a new version", ""),
-    row("CVN-215", "live-objects-violate", Evolution, Deny, Planned,
+        "{subject}: {detail} under the GA version {version}",
+        "ship the change under a new version string",
+        DOC_214),
+    row("CVN-215", "live-objects-violate", Evolution, Deny, Live,
         "Checks that a tightening is satisfied by every live object.",
-        "{count} live object(s) violate the tightened schema: {objects}",
-        "migrate the objects first", ""),
-    row("CVN-216", "version-shape-mismatch", Evolution, Deny, Planned,
-        "Checks that the served versions of an XRD share one schema shape.",
-        "served versions {a} and {b} have different schema shapes",
-        "give every served version the same schema", ""),
-    row("CVN-217", "deprecation-incomplete", Evolution, Deny, Planned,
+        "{subject}: {outcome}",
+        "migrate the listed objects first, then apply the tightened schema",
+        DOC_215),
+    row("CVN-216", "version-shape-mismatch", Evolution, Deny, Live,
+        "Checks that served versions without a conversion webhook share one schema shape.",
+        "{subject}: served versions {a} and {b} have different schema shapes: {detail}",
+        "give every served version the same schema, or convert between them with a webhook",
+        DOC_216),
+    row("CVN-217", "deprecation-incomplete", Evolution, Deny, Live,
         "Checks deprecation warnings, the single referenceable version and deprecate-before-unserve.",
-        "{reason}", "deprecate the version for one release first, naming its replacement", ""),
+        "{subject}: {reason}",
+        "deprecate a version for one release first, with a deprecationWarning naming its replacement",
+        DOC_217),
     row("CVN-218", "derived-name-overflow", Evolution, Deny, Planned,
         "Checks that derived names stay within 63 characters.",
         "derived name {template} can reach {length} characters", "limit metadata.name", ""),
-    row("CVN-219", "composition-not-deterministic", Evolution, Warn, Planned,
+    row("CVN-219", "composition-not-deterministic", Evolution, Warn, Live,
         "Checks that an XRD names a defaultCompositionRef.",
-        "XRD {name} has no defaultCompositionRef", "set spec.defaultCompositionRef", ""),
+        "XRD {name} has no defaultCompositionRef",
+        "set spec.defaultCompositionRef so a composite that names no composition is deterministic",
+        DOC_219),
+    row("CVN-220", "unclassified-change", Evolution, Deny, Live,
+        "Reports a schema difference no evolution rule classifies, counted as MAJOR.",
+        "{subject}: {detail} is a change covenant does not classify; it counts as MAJOR",
+        "review the change by hand; if it is safe, exempt it in config",
+        DOC_220),
     row("CVN-301", "namespace-collision", Naming, Deny, Planned,
         "Checks that one type name is used in one category only.",
         "type name \"{type}\" is both a {a} and a {b}", "rename one of them", ""),
@@ -511,4 +543,398 @@ through.
 ## How to fix
 
 Fix the syntax, or add the identifying members.
+";
+
+const DOC_201: &str = "\
+## What it checks
+
+A property that a schema declared is gone from the new schema: a CRD version's field, a launcher type's property, a construct's parameter or environment config. The diff reports each removal once, at the removed property (what it contained is not listed again).
+
+## Why it matters
+
+A manifest survives a field it does not use and cannot survive one that vanished: with a closed schema the old documents are refused, with pruning their values are silently dropped.
+
+## Example
+
+```yaml
+old:  spec: {properties: {replicas: {type: integer}, mode: {type: string}}}
+new:  spec: {properties: {replicas: {type: integer}}}        # spec.mode removed: MAJOR
+```
+
+## How to fix
+
+Keep the field (mark it deprecated in its description), or ship the removal under a new version: a new CRD version, a new construct major. Renaming is adding the new field, migrating, then removing the old one as a breaking change.
+
+## References
+
+Seed 001 (MAJOR: removing a parameter, an environment config or an output). Seed 004 (a removed field is a tightening, even inside v1alpha1).
+";
+
+const DOC_202: &str = "\
+## What it checks
+
+A new property that is required at once, or an existing optional property that became required. A required field inside a *new optional* object is not reported: no existing document has that object.
+
+## Why it matters
+
+Every document written before the change lacks the field and is refused on its next update.
+
+## Example
+
+```yaml
+old:  required: [name]
+new:  required: [name, owner]   # spec.owner became required: MAJOR
+```
+
+## How to fix
+
+Add the field as optional with a default the controller applies, or ship the requirement under a new version.
+
+## References
+
+Seed 001 (making an optional parameter required is MAJOR). Seed 004.
+";
+
+const DOC_203: &str = "\
+## What it checks
+
+The declared type of a field accepts less than before (`number` to `integer`) or something else entirely (`string` to `integer`). Widening (`integer` to `number`, a type removed) is MINOR.
+
+## Why it matters
+
+A value that was valid under the old type is refused, or read differently, under the new one.
+
+## Example
+
+```yaml
+old:  port: {type: string}
+new:  port: {type: integer}     # MAJOR: \"8080\" no longer validates
+```
+
+## How to fix
+
+Keep the old type. `x-kubernetes-int-or-string` accepts both spellings where a field must move from one to the other.
+
+## References
+
+Seed 001 (narrowing a type is MAJOR).
+";
+
+const DOC_204: &str = "\
+## What it checks
+
+An enum value was removed, or an enum was put on a field that accepted any value. Adding an enum value is MINOR, and dropping an enum is MINOR.
+
+## Why it matters
+
+Every document that set the removed value is refused: losing `large` breaks everyone who set it, while gaining `xsmall` breaks nobody.
+
+## Example
+
+```yaml
+old:  sizeClass: {enum: [small, medium, large, xlarge]}
+new:  sizeClass: {enum: [small, medium, large]}   # MAJOR: xlarge removed
+```
+
+## How to fix
+
+Keep every value that was accepted; refuse it in the controller with a clear message if it must not be used, and remove it under a new major.
+
+## References
+
+Seed 001 (the ruby-service 2.0.0 worked example removes `xlarge`).
+";
+
+const DOC_205: &str = "\
+## What it checks
+
+A value constraint that lets fewer values through: a pattern or format added or changed; `maxLength`, `maximum`, `maxItems`, `maxProperties` lowered or added; `minLength`, `minimum`, `minItems`, `minProperties` raised or added; an exclusive bound, `uniqueItems`, `multipleOf` added; a list turned into a set or map list, or its map keys changed. The opposite moves are MINOR.
+
+## Why it matters
+
+The API server applies the new schema to every later update of an existing object: an object that was valid becomes un-updatable.
+
+## Example
+
+```yaml
+old:  name: {type: string, maxLength: 63}
+new:  name: {type: string, maxLength: 40}   # MAJOR
+```
+
+## How to fix
+
+Keep the old bound, or check that every live object already satisfies the new one (CVN-215) before shipping it.
+
+## References
+
+Seed 004 (a narrower pattern or length limit is breaking even inside v1alpha1).
+";
+
+const DOC_206: &str = "\
+## What it checks
+
+A CEL rule (`x-kubernetes-validations`) was added, or its rule text changed (a changed rule is one removal and one addition). Rules are matched by their text; a rule whose message only changed is PATCH; a removed rule is MINOR.
+
+## Why it matters
+
+A new rule refuses objects the old schema accepted; existing objects that fail it can no longer be updated.
+
+## Example
+
+```yaml
+new:  x-kubernetes-validations: [{rule: \"self.replicas <= 10\"}]   # MAJOR
+```
+
+## How to fix
+
+Check every live object against the rule first (CVN-215 does this for CRDs), or ship it under a new version. covenant does not evaluate CEL; it says so instead of guessing.
+
+## References
+
+Seed 004 (a new CEL rule is a tightening). Seed 001 (adding a validation that existing manifests fail).
+";
+
+const DOC_207: &str = "\
+## What it checks
+
+A default put on an existing field, removed, or changed. A default on a new field is part of adding it.
+
+## Why it matters
+
+Changing a default is a semantic change: every document that relied on it deploys something else, with no edit of its own.
+
+## Example
+
+```yaml
+old:  mode: {type: string, default: Managed}
+new:  mode: {type: string, default: Unmanaged}   # MAJOR
+```
+
+## How to fix
+
+Keep the default; a new behaviour gets a new field or a new version.
+
+## References
+
+Seed 000 (\"there is no just tweaking a default\"). Seed 001.
+";
+
+const DOC_209: &str = "\
+## What it checks
+
+A field got less open: `nullable` cleared, `x-kubernetes-preserve-unknown-fields` cleared, `x-kubernetes-int-or-string` cleared, or `additionalProperties` closed or given a schema where anything was accepted.
+
+## Why it matters
+
+Documents that carried nulls, unknown keys or the other spelling are refused or pruned.
+
+## Example
+
+```yaml
+old:  config: {type: object, x-kubernetes-preserve-unknown-fields: true}
+new:  config: {type: object, properties: {a: {type: string}}}   # MAJOR
+```
+
+## How to fix
+
+Keep the field open, or declare every key existing documents use before closing it under a new version.
+
+## References
+
+Seed 000 (strictness stops where the schema opens).
+";
+
+const DOC_210: &str = "\
+## What it checks
+
+On a CRD or XRD update: a served version was removed or stopped being served; a version still listed in `status.storedVersions` was dropped from `spec.versions`; or the storage version moved, without a conversion webhook, to a version whose schema differs from the old storage version's.
+
+## Why it matters
+
+Clients of a removed version break at once; objects stored at a dropped version can no longer be read; a storage move between different shapes without conversion rewrites objects under a schema they were not written for.
+
+## Example
+
+```yaml
+old:  versions: [{name: v1alpha1, served: true}, {name: v1, served: true, storage: true}]
+new:  versions: [{name: v1, served: true, storage: true}]   # v1alpha1 removed
+```
+
+## How to fix
+
+Deprecate the version first, keep serving it for at least one release, migrate stored objects (and `status.storedVersions`), then remove it.
+
+## References
+
+Seed 004 (shipping a new version; stop serving the old one a release later).
+";
+
+const DOC_211: &str = "\
+## What it checks
+
+On a CRD or XRD update: the scope, group, kind or plural changed (and the XRD's claim names).
+
+## Why it matters
+
+The API server refuses most of these; where it does not, every client and every stored object refers to the old identity.
+
+## Example
+
+```yaml
+old:  scope: Cluster
+new:  scope: Namespaced   # refused
+```
+
+## How to fix
+
+Create a new CRD with the new identity and migrate objects with the delete-old/create-new recipe.
+
+## References
+
+Seed 004 (a real reshape is a new kind or a new group).
+";
+
+const DOC_214: &str = "\
+## What it checks
+
+Under the `from-ga` stability policy, a breaking change to a version whose name carries a stability promise (`v1`, `v2` — not `v1alpha1` or `v1beta1`). Before GA the same change is reported at its own rule as a warning carrying the changelog hint.
+
+## Why it matters
+
+Everything that pins a GA version string relies on the promise that documents valid under it stay valid.
+
+## Example
+
+```yaml
+a field removed from version v1 of a CRD whose family policy is from-ga   # refused
+```
+
+## How to fix
+
+Ship the breaking change under a new version string (graduate to v2), or make it additive.
+
+## References
+
+Seed 000 (Document-Format Lifecycle: breaking changes move the version string from the first GA release).
+";
+
+const DOC_215: &str = "\
+## What it checks
+
+A CRD or XRD update that tightens a version's schema is checked against the live custom resources of that version, listed through the cluster view (paginated, inside the request's budget; `covenant check --context DIR` offline). When every object satisfies the new schema the tightening is allowed with a warning; otherwise it is refused naming the first failing objects (namespace/name, pointer, why). Without cluster state the tightening findings stand; when the list cannot finish in budget, CVN-901 reports it per the failure policy.
+
+## Why it matters
+
+The API server applies the new schema to every later update of an existing object: a tightening that existing objects fail leaves them un-updatable.
+
+## Example
+
+```yaml
+new:  name: {maxLength: 40}   with a live object whose spec.name has 52 characters   # refused, naming it
+```
+
+## How to fix
+
+Migrate the listed objects first. covenant does not evaluate new CEL rules against objects; for those it says the rule could not be checked.
+
+## References
+
+Seed 004 (tightening ships only when every live object already satisfies it).
+";
+
+const DOC_216: &str = "\
+## What it checks
+
+The versions a CRD or XRD serves must share one schema shape when nothing converts between them (an XRD never has a conversion webhook; a CRD without `spec.conversion.strategy: Webhook`). Only differences that appear with this update are reported; descriptions may differ.
+
+## Why it matters
+
+Without conversion, an object written through one version is read through the other under a schema it was not written for.
+
+## Example
+
+```yaml
+versions: [{name: v1, schema: {...port: string}}, {name: v2, schema: {...port: integer}}]   # refused
+```
+
+## How to fix
+
+Promote without reshaping: add the new version with the same schema, flip referenceable/storage, deprecate the old one. A reshape is a new kind.
+
+## References
+
+Seed 004 (Shipping a new version: a rename-free promotion, never a reshape).
+";
+
+const DOC_217: &str = "\
+## What it checks
+
+For an XRD: exactly one version is referenceable; a deprecated version carries a `deprecationWarning` that names another version of the XRD (its replacement); a version stops being served only if it was already deprecated before this update.
+
+## Why it matters
+
+Clients learn about a deprecation from the warning the API server sends; a version that disappears without one breaks them without notice.
+
+## Example
+
+```yaml
+versions: [{name: v1alpha1, deprecated: true}]   # refused: no deprecationWarning naming v1beta1
+```
+
+## How to fix
+
+Mark the old version deprecated with a warning naming its replacement, release, then stop serving it.
+
+## References
+
+Seed 004 (steps 3 and 5 of shipping a new version).
+";
+
+const DOC_219: &str = "\
+## What it checks
+
+An XRD without `spec.defaultCompositionRef`.
+
+## Why it matters
+
+A composite that names no composition is then resolved by label selection, which is not deterministic.
+
+## Example
+
+```yaml
+spec: {group: catalog.hangar.io, names: {kind: XDatabase}}   # no defaultCompositionRef
+```
+
+## How to fix
+
+Set `spec.defaultCompositionRef` to the kind's composition.
+
+## References
+
+Seed 004 (Constraints every kind carries).
+";
+
+const DOC_220: &str = "\
+## What it checks
+
+A schema difference that no evolution rule classifies: a changed vendor extension, `not`, the members of `anyOf`/`oneOf`, `x-kubernetes-embedded-resource`, or the same types spelled another way. It counts as MAJOR, the safe side, so nothing passes silently and the catalogue can grow.
+
+## Why it matters
+
+A difference nobody classified is a difference nobody reviewed.
+
+## Example
+
+```yaml
+old:  anyOf: [{required: [a]}, {required: [b]}]
+new:  anyOf: [{required: [a]}]   # unclassified: MAJOR
+```
+
+## How to fix
+
+Review the change; if it is safe, exempt the object in config or set this rule's action to warn.
+
+## References
+
+covenant's own addition to the catalogue (DESIGN: nothing unhandled passes silently).
 ";

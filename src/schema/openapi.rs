@@ -78,6 +78,20 @@ const KEYWORDS: &[&str] = &[
 const JSON_SCHEMA_ONLY: &[&str] =
     &["$ref", "$defs", "definitions", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"];
 
+/// Keywords a CRD's `JSONSchemaProps` can carry that the model keeps as data, not meaning:
+/// annotations (`id`, `$schema`, `externalDocs`) and what only non-structural
+/// (`apiextensions.k8s.io/v1beta1`) schemas use. The diff compares them as extensions.
+const OPENAPI_KEPT: &[&str] = &[
+    "id",
+    "$schema",
+    "externalDocs",
+    "patternProperties",
+    "dependencies",
+    "additionalItems",
+    "definitions",
+    "$ref",
+];
+
 /// The keys an `x-kubernetes-validations` rule may carry.
 const CEL_KEYS: &[&str] = &["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
 
@@ -86,7 +100,28 @@ const MAX_REF_DEPTH: usize = 32;
 
 /// Load a schema at `at`; every problem is returned.
 pub fn load(value: &Value, at: &Location, dialect: Dialect) -> Result<Schema, Vec<LoadProblem>> {
-    let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new() };
+    load_with(value, at, dialect, false)
+}
+
+/// Load a schema the way the diff reads a stored one: a keyword the model does not know is
+/// kept as an extension (so a change to it is reported, unclassified) instead of refused.
+/// The API server drops unknown schema fields with a warning, so a CRD it stored may carry
+/// them; the diff must not fail on what the server accepted.
+pub fn load_keeping_unknown(
+    value: &Value,
+    at: &Location,
+    dialect: Dialect,
+) -> Result<Schema, Vec<LoadProblem>> {
+    load_with(value, at, dialect, true)
+}
+
+fn load_with(
+    value: &Value,
+    at: &Location,
+    dialect: Dialect,
+    keep_unknown: bool,
+) -> Result<Schema, Vec<LoadProblem>> {
+    let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new(), keep_unknown };
     let schema = loader.node(value, at);
     if loader.problems.is_empty() {
         Ok(schema)
@@ -101,6 +136,8 @@ struct Loader<'v> {
     problems: Vec<LoadProblem>,
     /// The `$ref`s being expanded, innermost last (cycle detection).
     refs: Vec<String>,
+    /// Keep unknown keywords as extensions instead of reporting them.
+    keep_unknown: bool,
 }
 
 impl Loader<'_> {
@@ -297,6 +334,7 @@ impl Loader<'_> {
                             dialect: self.dialect,
                             problems: Vec::new(),
                             refs: self.refs.clone(),
+                            keep_unknown: self.keep_unknown,
                         };
                         for (name, d) in defs {
                             scratch.node(d, &here.key(name));
@@ -309,6 +347,9 @@ impl Loader<'_> {
                 k if self.dialect == Dialect::JsonSchema
                     && (k.starts_with("x-") || JSON_SCHEMA_ONLY.contains(&k)) =>
                 {
+                    s.extensions.insert(k.to_string(), v.clone());
+                }
+                k if (self.dialect == Dialect::OpenApi && OPENAPI_KEPT.contains(&k)) || self.keep_unknown => {
                     s.extensions.insert(k.to_string(), v.clone());
                 }
                 other => {
@@ -336,7 +377,7 @@ impl Loader<'_> {
         } else if additional_declared || !s.properties.is_empty() {
             std::mem::take(&mut s.additional)
         } else {
-            Additional::Open
+            Additional::Unstated
         };
         s
     }

@@ -337,7 +337,7 @@ impl<'o, 'v> Walker<'o, 'v> {
                     let v = match (schema.properties.get(key), &schema.additional) {
                         (Some(s), _) => self.walk(s, item, depth + 1, in_list),
                         (None, Additional::Schema(s)) => self.walk(s, item, depth + 1, in_list),
-                        (None, Additional::Open) => None,
+                        (None, Additional::Open | Additional::Unstated) => None,
                         (None, Additional::Closed) => {
                             let allowed: Vec<String> = schema.properties.keys().cloned().collect();
                             let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))

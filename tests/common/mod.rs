@@ -201,3 +201,23 @@ pub fn review(uid: &str, group: &str, kind: &str, object: serde_json::Value) -> 
         }
     })
 }
+
+/// Run one rule fixture folder (`tests/fixtures/rules/CVN-xxx/`): its config, `input.yaml`,
+/// and when present `base.yaml` (the previous versions: the input is judged as an update of
+/// them) and `context/` (the cluster's objects).
+pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
+    use covenant::report::{check_with_base, Base, Source};
+    let config = Config::load(&dir.join("covenant.yaml")).unwrap();
+    let engine = covenant::engine::Engine::new(&config);
+    let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
+    let base = std::fs::read_to_string(dir.join("base.yaml"))
+        .ok()
+        .map(|text| Base::from_sources(&[Source { name: "base.yaml".into(), text }]));
+    let context = dir.join("context");
+    let cluster: Box<dyn covenant::cluster::ClusterView> = if context.is_dir() {
+        Box::new(covenant::cluster::OfflineCluster::load_dir(&context).unwrap())
+    } else {
+        Box::new(EmptyCluster)
+    };
+    check_with_base(&engine, cluster.as_ref(), &[Source { name: "input.yaml".into(), text }], base.as_ref())
+}

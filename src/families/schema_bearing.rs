@@ -1,0 +1,700 @@
+//! The schema-bearing families: `crd` (`apiextensions.k8s.io/v1` CustomResourceDefinition)
+//! and `xrd` (Crossplane `apiextensions.crossplane.io` CompositeResourceDefinition, v1 and
+//! v2). Both carry one OpenAPI v3 schema per version; on UPDATE the old and new schema of
+//! every version are diffed (`schema::diff`) and the evolution rules judge each change.
+//!
+//! What is judged:
+//! - per version, every breaking change at its rule (CVN-201…CVN-209, CVN-220), as the
+//!   family's stability policy says: `always` refuses it (unless every live object already
+//!   satisfies the new schema, CVN-215), `from-ga` refuses it under a GA version (CVN-214)
+//!   and warns before;
+//! - served and stored versions and the storage flag (CVN-210); scope, group, kind, plural
+//!   (CVN-211);
+//! - served versions without conversion share one shape (CVN-216);
+//! - for XRDs: one referenceable version, deprecation warnings naming a replacement, no
+//!   version unserved before it was deprecated (CVN-217), a default composition (CVN-219).
+//!
+//! `evolve` is the pure computation; `covenant diff` prints it, the family reports it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Claim, Context, Family};
+use crate::cluster::Error as LookupError;
+use crate::rules::evolution::{is_ga, judge, Judged, Stability};
+use crate::rules::Action;
+use crate::schema::diff::{annotation_only, diff, ChangeKind};
+use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
+use crate::schema::pointer::Location;
+use crate::schema::validate::{validate, Required};
+use crate::schema::Schema;
+use crate::subject::{Operation, Subject};
+use crate::versioning::Bump;
+
+/// Which schema-bearing document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// A CustomResourceDefinition.
+    Crd,
+    /// A Crossplane CompositeResourceDefinition.
+    Xrd,
+}
+
+impl Flavor {
+    /// The family name.
+    pub const fn family(self) -> &'static str {
+        match self {
+            Flavor::Crd => "crd",
+            Flavor::Xrd => "xrd",
+        }
+    }
+
+    /// The API group of the document.
+    pub const fn group(self) -> &'static str {
+        match self {
+            Flavor::Crd => "apiextensions.k8s.io",
+            Flavor::Xrd => "apiextensions.crossplane.io",
+        }
+    }
+
+    /// The kind of the document.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Flavor::Crd => "CustomResourceDefinition",
+            Flavor::Xrd => "CompositeResourceDefinition",
+        }
+    }
+
+    /// Which flavor a document is, by apiVersion and kind.
+    pub fn of(doc: &Value) -> Option<Flavor> {
+        let api = doc.get("apiVersion")?.as_str()?;
+        let kind = doc.get("kind")?.as_str()?;
+        let group = api.split_once('/').map(|(g, _)| g)?;
+        [Flavor::Crd, Flavor::Xrd].into_iter().find(|f| f.group() == group && f.kind() == kind)
+    }
+}
+
+/// One version of the document, as the rules need it.
+#[derive(Clone, Debug)]
+pub struct Version {
+    /// Its name (`v1`).
+    pub name: String,
+    /// Its index in `spec.versions`.
+    pub index: usize,
+    /// Whether it is served.
+    pub served: bool,
+    /// Whether it is the storage version (CRD) or the referenceable one (XRD).
+    pub storage: bool,
+    /// Whether it is deprecated.
+    pub deprecated: bool,
+    /// Its deprecation warning.
+    pub deprecation_warning: Option<String>,
+    /// Its schema, raw; `None` when it declares none.
+    pub raw: Option<Value>,
+}
+
+fn versions(doc: &Value, flavor: Flavor) -> Vec<Version> {
+    let list = doc.pointer("/spec/versions").and_then(Value::as_array);
+    list.into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, v)| {
+            let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+            let storage = match flavor {
+                Flavor::Crd => flag("storage"),
+                Flavor::Xrd => flag("referenceable"),
+            };
+            Version {
+                name: v.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                index,
+                served: flag("served"),
+                storage,
+                deprecated: flag("deprecated"),
+                deprecation_warning: v.get("deprecationWarning").and_then(Value::as_str).map(str::to_string),
+                raw: v.pointer("/schema/openAPIV3Schema").cloned(),
+            }
+        })
+        .collect()
+}
+
+/// A finding that is not a schema change: its rule, where, and the message arguments
+/// (`subject` is added when it is reported).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Structural {
+    /// The rule.
+    pub rule: &'static str,
+    /// Pointer into the new document.
+    pub pointer: String,
+    /// Message arguments other than `subject`.
+    pub args: Vec<(&'static str, String)>,
+}
+
+/// The changes of one version.
+#[derive(Clone, Debug)]
+pub struct VersionChanges {
+    /// The version name.
+    pub version: String,
+    /// Its index in the new document's `spec.versions`.
+    pub index: usize,
+    /// Every change, judged.
+    pub changes: Vec<Judged>,
+}
+
+/// Everything an update of a CRD or XRD changes.
+#[derive(Clone, Debug)]
+pub struct Evolution {
+    /// Which document.
+    pub flavor: Flavor,
+    /// `metadata.name`.
+    pub name: String,
+    /// The schema changes, per version present before and after.
+    pub versions: Vec<VersionChanges>,
+    /// Version, identity and shape findings.
+    pub structural: Vec<Structural>,
+    /// Schemas that could not be read, with where and why.
+    pub unreadable: Vec<(String, String)>,
+}
+
+impl Evolution {
+    /// The bump all schema changes together imply (structural findings are MAJOR).
+    pub fn implied(&self) -> Bump {
+        let changes = self.versions.iter().flat_map(|v| v.changes.iter().map(|c| c.bump));
+        let structural = self.structural.iter().filter(|s| s.rule != "CVN-219").map(|_| Bump::Major);
+        Bump::implied(changes.chain(structural))
+    }
+
+    /// How the document is named in messages: `CustomResourceDefinition widgets.example.com`.
+    pub fn subject(&self, version: Option<&str>) -> String {
+        match version {
+            Some(v) => format!("{} {} version {v}", self.flavor.kind(), self.name),
+            None => format!("{} {}", self.flavor.kind(), self.name),
+        }
+    }
+}
+
+fn load_schemas(vs: &[Version], problems: &mut Vec<(String, String)>) -> BTreeMap<String, Schema> {
+    let mut out = BTreeMap::new();
+    for v in vs {
+        let Some(raw) = &v.raw else { continue };
+        let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
+        match load(raw, &at, Dialect::OpenApi) {
+            Ok(s) => {
+                out.insert(v.name.clone(), s);
+            }
+            Err(ps) => problems.extend(ps.into_iter().map(|p| (p.at.pointer.clone(), p.to_string()))),
+        }
+    }
+    out
+}
+
+fn text(doc: &Value, pointer: &str) -> String {
+    doc.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+fn converts(doc: &Value) -> bool {
+    doc.pointer("/spec/conversion/strategy").and_then(Value::as_str) == Some("Webhook")
+}
+
+/// Whether two schemas differ in shape: any change that is not annotation-only.
+fn shape_differences(a: &Schema, b: &Schema) -> Vec<String> {
+    judge(diff(a, b, "")).into_iter().filter(|j| !annotation_only(j.change.kind)).map(|j| j.message).collect()
+}
+
+/// Diff an update of a CRD or XRD. `old` and `new` must be the same flavor.
+pub fn evolve(old: &Value, new: &Value) -> Evolution {
+    let flavor = Flavor::of(new).or_else(|| Flavor::of(old)).unwrap_or(Flavor::Crd);
+    let name = text(new, "/metadata/name");
+    let (old_versions, new_versions) = (versions(old, flavor), versions(new, flavor));
+    let mut unreadable = Vec::new();
+    let mut scratch = Vec::new();
+    let old_schemas = load_schemas(&old_versions, &mut scratch);
+    let new_schemas = load_schemas(&new_versions, &mut unreadable);
+    let mut structural = Vec::new();
+
+    // Identity.
+    let mut identity = vec![
+        ("/spec/group", "spec.group"),
+        ("/spec/names/kind", "spec.names.kind"),
+        ("/spec/names/plural", "spec.names.plural"),
+    ];
+    match flavor {
+        Flavor::Crd => identity.push(("/spec/scope", "spec.scope")),
+        Flavor::Xrd => {
+            identity.push(("/spec/claimNames/kind", "spec.claimNames.kind"));
+            identity.push(("/spec/claimNames/plural", "spec.claimNames.plural"));
+        }
+    }
+    for (pointer, member) in identity {
+        let (a, b) = (old.pointer(pointer), new.pointer(pointer));
+        if a.is_some() && a != b {
+            let show = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "(absent)".into());
+            structural.push(Structural {
+                rule: "CVN-211",
+                pointer: pointer.into(),
+                args: vec![("member", member.into()), ("before", show(a)), ("after", show(b))],
+            });
+        }
+    }
+
+    // Versions: removed, unserved, stored, storage moved.
+    let stored: Vec<String> = old
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    for ov in &old_versions {
+        let nv = new_versions.iter().find(|v| v.name == ov.name);
+        let detail = match nv {
+            None if stored.contains(&ov.name) => None, // reported below, with every stored version
+            None if ov.served => Some(format!("served version {} was removed", ov.name)),
+            Some(nv) if ov.served && !nv.served => {
+                let why = if flavor == Flavor::Xrd && !ov.deprecated {
+                    " without having been deprecated first"
+                } else {
+                    ""
+                };
+                Some(format!("version {} is no longer served{why}", ov.name))
+            }
+            _ => None,
+        };
+        if let Some(detail) = detail {
+            let pointer =
+                nv.map(|v| format!("/spec/versions/{}", v.index)).unwrap_or_else(|| "/spec/versions".into());
+            structural.push(Structural { rule: "CVN-210", pointer, args: vec![("detail", detail)] });
+        }
+    }
+    for version in stored.iter().filter(|s| !new_versions.iter().any(|v| &v.name == *s)) {
+        let detail = format!(
+            "version {version} was removed from spec.versions while status.storedVersions still lists it; objects stored at it can no longer be read"
+        );
+        structural.push(Structural {
+            rule: "CVN-210",
+            pointer: "/spec/versions".into(),
+            args: vec![("detail", detail)],
+        });
+    }
+    let storage = |vs: &[Version]| vs.iter().find(|v| v.storage).map(|v| v.name.clone());
+    if flavor == Flavor::Crd {
+        if let (Some(a), Some(b)) = (storage(&old_versions), storage(&new_versions)) {
+            if a != b && !converts(new) {
+                if let (Some(sa), Some(sb)) = (old_schemas.get(&a), new_schemas.get(&b)) {
+                    // Objects stored at the old storage version are read as the new one: only
+                    // a new storage schema that accepts less than the old one is unsafe.
+                    let differences: Vec<String> = judge(diff(sa, sb, ""))
+                        .into_iter()
+                        .filter(|j| j.bump == Bump::Major)
+                        .map(|j| j.message)
+                        .collect();
+                    if let Some(first) = differences.first() {
+                        let index = new_versions.iter().find(|v| v.name == b).map(|v| v.index).unwrap_or(0);
+                        structural.push(Structural {
+                            rule: "CVN-210",
+                            pointer: format!("/spec/versions/{index}/storage"),
+                            args: vec![(
+                                "detail",
+                                format!(
+                                    "the storage version moved from {a} to {b} without a conversion webhook, and the new one accepts less than the old one ({first}{})",
+                                    if differences.len() > 1 { format!(" and {} more", differences.len() - 1) } else { String::new() }
+                                ),
+                            )],
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    // Served versions share one shape when nothing converts (XRDs never convert). Only pairs
+    // that newly differ are reported.
+    if flavor == Flavor::Xrd || !converts(new) {
+        let served: Vec<&Version> = new_versions.iter().filter(|v| v.served).collect();
+        for (i, a) in served.iter().enumerate() {
+            for b in &served[i + 1..] {
+                let (Some(sa), Some(sb)) = (new_schemas.get(&a.name), new_schemas.get(&b.name)) else {
+                    continue;
+                };
+                let now = shape_differences(sa, sb);
+                let before = match (old_schemas.get(&a.name), old_schemas.get(&b.name)) {
+                    (Some(oa), Some(ob)) if flavor == Flavor::Xrd || !converts(old) => {
+                        shape_differences(oa, ob)
+                    }
+                    _ => Vec::new(),
+                };
+                let new_ones: Vec<&String> = now.iter().filter(|d| !before.contains(d)).collect();
+                if let Some(first) = new_ones.first() {
+                    let more = if new_ones.len() > 1 {
+                        format!(" (and {} more)", new_ones.len() - 1)
+                    } else {
+                        String::new()
+                    };
+                    structural.push(Structural {
+                        rule: "CVN-216",
+                        pointer: format!("/spec/versions/{}", b.index),
+                        args: vec![
+                            ("a", a.name.clone()),
+                            ("b", b.name.clone()),
+                            ("detail", format!("{first}{more}")),
+                        ],
+                    });
+                }
+            }
+        }
+    }
+
+    // XRD deprecation discipline and composition.
+    if flavor == Flavor::Xrd {
+        xrd_rules(old, new, &old_versions, &new_versions, &mut structural);
+    }
+
+    // Schema changes per version present before and after.
+    let mut per_version = Vec::new();
+    for nv in &new_versions {
+        let (Some(os), Some(ns)) = (old_schemas.get(&nv.name), new_schemas.get(&nv.name)) else { continue };
+        let changes = judge(diff(os, ns, ""));
+        per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
+    }
+    Evolution { flavor, name, versions: per_version, structural, unreadable }
+}
+
+fn xrd_rules(
+    old: &Value,
+    new: &Value,
+    old_versions: &[Version],
+    new_versions: &[Version],
+    out: &mut Vec<Structural>,
+) {
+    let referenceable: Vec<&Version> = new_versions.iter().filter(|v| v.storage).collect();
+    if referenceable.len() != 1 && !new_versions.is_empty() {
+        let names: Vec<&str> = referenceable.iter().map(|v| v.name.as_str()).collect();
+        let reason = if names.is_empty() {
+            "no version is referenceable; exactly one must be".to_string()
+        } else {
+            format!("{} versions are referenceable ({}); exactly one must be", names.len(), names.join(", "))
+        };
+        out.push(Structural {
+            rule: "CVN-217",
+            pointer: "/spec/versions".into(),
+            args: vec![("reason", reason)],
+        });
+    }
+    for v in new_versions.iter().filter(|v| v.deprecated) {
+        let others: Vec<&str> =
+            new_versions.iter().filter(|o| o.name != v.name).map(|o| o.name.as_str()).collect();
+        let names_replacement =
+            v.deprecation_warning.as_deref().is_some_and(|w| others.iter().any(|o| w.contains(o)));
+        if !names_replacement {
+            let reason = match &v.deprecation_warning {
+                None => format!(
+                    "deprecated version {} carries no deprecationWarning naming its replacement",
+                    v.name
+                ),
+                Some(w) => format!(
+                    "the deprecationWarning of version {} (\"{w}\") names none of the other versions ({})",
+                    v.name,
+                    if others.is_empty() { "there are none".to_string() } else { others.join(", ") }
+                ),
+            };
+            out.push(Structural {
+                rule: "CVN-217",
+                pointer: format!("/spec/versions/{}", v.index),
+                args: vec![("reason", reason)],
+            });
+        }
+    }
+    // A version stops being served only after a release in which it was deprecated.
+    for ov in old_versions.iter().filter(|v| v.served && !v.deprecated) {
+        let gone = new_versions.iter().find(|v| v.name == ov.name).is_none_or(|v| !v.served);
+        if gone {
+            out.push(Structural {
+                rule: "CVN-217",
+                pointer: "/spec/versions".into(),
+                args: vec![(
+                    "reason",
+                    format!(
+                        "version {} stopped being served without a release in which it was deprecated",
+                        ov.name
+                    ),
+                )],
+            });
+        }
+    }
+    if new.pointer("/spec/defaultCompositionRef").is_none()
+        && old.pointer("/spec/defaultCompositionRef").is_none()
+    {
+        out.push(Structural { rule: "CVN-219", pointer: "/spec".into(), args: vec![] });
+    }
+}
+
+/// The pointer into the schema document for a data pointer (`/spec/a/*` →
+/// `/properties/spec/properties/a/items`), as far as the schema document has it.
+pub fn schema_pointer(raw: &Value, data_pointer: &str) -> String {
+    let mut out = String::new();
+    let mut node = raw;
+    for token in data_pointer.split('/').skip(1) {
+        let step = if token == "*" {
+            if node.get("items").is_some() {
+                "/items".to_string()
+            } else {
+                "/additionalProperties".to_string()
+            }
+        } else {
+            format!("/properties/{token}")
+        };
+        match node.pointer(&step) {
+            Some(next) => {
+                node = next;
+                out.push_str(&step);
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// The family.
+#[derive(Debug)]
+pub struct SchemaBearing {
+    flavor: Flavor,
+    stability: Stability,
+}
+
+impl SchemaBearing {
+    /// The family for one flavor under a stability policy.
+    pub fn new(flavor: Flavor, stability: Stability) -> SchemaBearing {
+        SchemaBearing { flavor, stability }
+    }
+}
+
+impl Family for SchemaBearing {
+    fn name(&self) -> &'static str {
+        self.flavor.family()
+    }
+
+    fn claims(&self) -> Vec<Claim> {
+        vec![Claim::Kind { group: self.flavor.group().into(), kind: self.flavor.kind().into() }]
+    }
+
+    fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
+        if subject.operation != Operation::Update {
+            if subject.operation == Operation::Create {
+                self.created(subject, cx);
+            }
+            return;
+        }
+        let (Some(new), Some(old)) = (&subject.object, &subject.old_object) else { return };
+        let (Ok(new), Ok(old)) = (new.value(), old.value()) else { return };
+        let evolution = evolve(old, new);
+        self.report(&evolution, new, subject, cx);
+    }
+}
+
+impl SchemaBearing {
+    /// On CREATE there is nothing to diff; an XRD's version discipline still holds.
+    fn created(&self, subject: &Subject, cx: &mut Context<'_>) {
+        if self.flavor != Flavor::Xrd {
+            return;
+        }
+        let Some(Ok(new)) = subject.object.as_ref().map(|o| o.value()) else { return };
+        let mut out = Vec::new();
+        xrd_rules(&Value::Null, new, &[], &versions(new, Flavor::Xrd), &mut out);
+        let subject_text = format!("{} {}", self.flavor.kind(), text(new, "/metadata/name"));
+        for s in out {
+            report_structural(s, &subject_text, cx);
+        }
+    }
+
+    fn report(&self, evolution: &Evolution, new: &Value, subject: &Subject, cx: &mut Context<'_>) {
+        for (pointer, why) in &evolution.unreadable {
+            let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
+            cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
+        }
+        for s in &evolution.structural {
+            report_structural(s.clone(), &evolution.subject(None), cx);
+        }
+        let live = self.live_check(evolution, new, subject, cx);
+        for v in &evolution.versions {
+            let raw = new.pointer(&format!("/spec/versions/{}/schema/openAPIV3Schema", v.index));
+            let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
+            let subject_text = evolution.subject(Some(&v.version));
+            for j in v.changes.iter().filter(|j| j.bump == Bump::Major) {
+                let Some(rule) = j.rule else { continue };
+                let pointer = format!(
+                    "{base}{}",
+                    raw.map(|r| schema_pointer(r, &j.change.pointer)).unwrap_or_default()
+                );
+                let args = vec![("subject", subject_text.clone()), ("detail", j.message.clone())];
+                match self.stability {
+                    Stability::FromGa if is_ga(&v.version) => {
+                        let mut args = args;
+                        args.push(("version", v.version.clone()));
+                        cx.report_change("CVN-214", pointer, args, Some(Bump::Major), None);
+                    }
+                    Stability::FromGa => {
+                        // No stability promise before GA: a warning, with the changelog hint.
+                        let mut args = args;
+                        args[1].1.push_str(&format!(
+                            " (no stability promise before GA: record it in the format changelog; it breaks once {} is GA)",
+                            v.version
+                        ));
+                        cx.report_change(rule, pointer, args, Some(Bump::Major), Some(Action::Warn));
+                    }
+                    _ => {
+                        let at_most = live.as_ref().filter(|l| l.allowed(&v.version)).map(|_| Action::Warn);
+                        cx.report_change(rule, pointer, args, Some(Bump::Major), at_most);
+                    }
+                }
+            }
+        }
+    }
+
+    /// CVN-215: the live objects of every version that tightened, against its new schema.
+    /// Returns which versions every live object satisfies; `None` when no cluster state was
+    /// available (the tightening findings then stand as they are).
+    fn live_check(
+        &self,
+        evolution: &Evolution,
+        new: &Value,
+        subject: &Subject,
+        cx: &mut Context<'_>,
+    ) -> Option<LiveOutcome> {
+        if self.stability != Stability::Always || !cx.runs("CVN-215") {
+            return None;
+        }
+        let tightened: Vec<&VersionChanges> = evolution
+            .versions
+            .iter()
+            .filter(|v| v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some()))
+            .collect();
+        if tightened.is_empty() {
+            return None;
+        }
+        let group = text(new, "/spec/group");
+        let kind = text(new, "/spec/names/kind");
+        let objects = match cx.cluster.list(&group, &kind, None, subject.budget) {
+            Ok(objects) => objects,
+            Err(LookupError::Unavailable { .. }) => return None,
+            Err(e) => {
+                let args = vec![
+                    ("rule", "CVN-215".to_string()),
+                    ("resource", format!("{kind}.{group}")),
+                    (
+                        "budget",
+                        subject.budget.map(|b| format!("{b:?}")).unwrap_or_else(|| "its budget".into()),
+                    ),
+                    ("reason", e.to_string()),
+                ];
+                cx.report("CVN-901", "", args);
+                return None;
+            }
+        };
+        let mut outcome = LiveOutcome::default();
+        for v in tightened {
+            let subject_text = evolution.subject(Some(&v.version));
+            let pointer = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
+            let unprovable: Vec<&str> = v
+                .changes
+                .iter()
+                .filter(|j| j.bump == Bump::Major && !checkable(j.change.kind))
+                .map(|j| j.message.as_str())
+                .collect();
+            let Some(raw) = new.pointer(&pointer) else { continue };
+            let Ok(mut schema) = load(raw, &Location::default(), Dialect::OpenApi) else { continue };
+            for key in ["apiVersion", "kind", "metadata"] {
+                schema.properties.entry(key.to_string()).or_insert_with(Schema::any);
+            }
+            let of_version: Vec<_> = objects
+                .iter()
+                .filter(|o| {
+                    o.get("apiVersion")
+                        .and_then(Value::as_str)
+                        .and_then(|a| a.rsplit_once('/'))
+                        .map(|(_, v)| v)
+                        == Some(v.version.as_str())
+                })
+                .collect();
+            let mut failing = Vec::new();
+            for o in &of_version {
+                let out = validate(&schema, o, &Location::default(), Required::Everywhere);
+                if let Some(first) = out.violations.first() {
+                    let ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
+                    let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+                    let who = ns.map(|n| format!("{n}/{name}")).unwrap_or_else(|| name.to_string());
+                    let at = if first.at.pointer.is_empty() { "(root)" } else { first.at.pointer.as_str() };
+                    failing.push(format!("{who} at {at} ({})", first.message()));
+                }
+            }
+            let outcome_text = if !failing.is_empty() {
+                let shown: Vec<&String> = failing.iter().take(3).collect();
+                let more = if failing.len() > 3 {
+                    format!(" and {} more", failing.len() - 3)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} of {} live object(s) violate the tightened schema: {}{more}",
+                    failing.len(),
+                    of_version.len(),
+                    shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+                )
+            } else if !unprovable.is_empty() {
+                format!(
+                    "{} live object(s) pass the checks covenant can make, but it cannot prove they satisfy: {} (covenant does not evaluate patterns, formats or CEL rules); the tightening stays refused",
+                    of_version.len(),
+                    unprovable.join("; ")
+                )
+            } else {
+                outcome.satisfied.push(v.version.clone());
+                let outcome_text = format!(
+                    "all {} live object(s) satisfy the tightened schema; the tightening is allowed",
+                    of_version.len()
+                );
+                let args = vec![("subject", subject_text), ("outcome", outcome_text)];
+                cx.report_change("CVN-215", pointer, args, Some(Bump::Major), Some(Action::Warn));
+                continue;
+            };
+            let args = vec![("subject", subject_text), ("outcome", outcome_text)];
+            cx.report_change("CVN-215", pointer, args, Some(Bump::Major), None);
+        }
+        Some(outcome)
+    }
+}
+
+/// Whether covenant's validator can decide a change on a live object: it checks types,
+/// enums, bounds, required and closedness, not patterns, formats, CEL or unclassified changes.
+fn checkable(kind: ChangeKind) -> bool {
+    !matches!(
+        kind,
+        ChangeKind::PatternAdded
+            | ChangeKind::PatternChanged
+            | ChangeKind::FormatAdded
+            | ChangeKind::FormatChanged
+            | ChangeKind::ValidationAdded
+            | ChangeKind::ListTypeTightened
+            | ChangeKind::Unclassified
+    )
+}
+
+/// Which tightened versions every live object satisfies.
+#[derive(Clone, Debug, Default)]
+struct LiveOutcome {
+    satisfied: Vec<String>,
+}
+
+impl LiveOutcome {
+    fn allowed(&self, version: &str) -> bool {
+        self.satisfied.iter().any(|v| v == version)
+    }
+}
+
+fn report_structural(s: Structural, subject: &str, cx: &mut Context<'_>) {
+    let mut args = Vec::with_capacity(s.args.len() + 1);
+    if s.rule != "CVN-219" {
+        args.push(("subject", subject.to_string()));
+    } else {
+        args.push(("name", subject.rsplit(' ').next().unwrap_or_default().to_string()));
+    }
+    args.extend(s.args);
+    let bump = (s.rule != "CVN-219").then_some(Bump::Major);
+    cx.report_change(s.rule, s.pointer, args, bump, None);
+}

@@ -1,0 +1,292 @@
+//! `covenant diff OLD NEW`: the contract diff of two versions of a schema-bearing document
+//! (a CRD, an XRD, or a bare OpenAPI schema), every change with its bump and rule, the
+//! implied bump beside the declared one, and the verdict. Three renderings of one
+//! computation: a table, the JSON contract, and a pull-request body in Markdown.
+
+use serde_json::{json, Value};
+
+use crate::families::schema_bearing::{evolve, Flavor};
+use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
+use crate::rules::lookup;
+use crate::schema::diff::diff;
+use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
+use crate::schema::pointer::Location;
+use crate::versioning::Bump;
+
+/// One changed place.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The version of a multi-version document the change is in.
+    pub version: Option<String>,
+    /// The change and its judgement.
+    pub judged: Judged,
+    /// Whether the family's stability policy refuses it.
+    pub refused: bool,
+}
+
+/// A finding about the document rather than one schema change (versions, identity, shape).
+#[derive(Clone, Debug)]
+pub struct Note {
+    /// The rule.
+    pub rule: &'static str,
+    /// What it says.
+    pub message: String,
+}
+
+/// The whole diff.
+#[derive(Clone, Debug)]
+pub struct ContractDiff {
+    /// What was diffed: `CustomResourceDefinition widgets.example.com`.
+    pub title: String,
+    /// Every change, in document order.
+    pub rows: Vec<Row>,
+    /// Version, identity and shape findings (each counts as MAJOR and is refused).
+    pub notes: Vec<Note>,
+    /// The declared bump, where the document declares a version.
+    pub declared: Option<Bump>,
+    /// The policy the refusals follow.
+    pub policy: Stability,
+}
+
+/// A pair that cannot be diffed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DiffError(pub String);
+
+impl ContractDiff {
+    /// The bump all changes imply.
+    pub fn implied(&self) -> Bump {
+        let notes = self.notes.iter().filter(|n| n.rule != "CVN-219").map(|_| Bump::Major);
+        Bump::implied(self.rows.iter().map(|r| r.judged.bump).chain(notes))
+    }
+
+    /// `ok`, `bump-too-small` or `bump-too-large`.
+    pub fn verdict(&self) -> &'static str {
+        match self.declared {
+            Some(d) if d < self.implied() => "bump-too-small",
+            Some(d) if d > self.implied() => "bump-too-large",
+            _ => "ok",
+        }
+    }
+
+    /// How many changes and notes the policy refuses.
+    pub fn refused(&self) -> usize {
+        self.rows.iter().filter(|r| r.refused).count()
+            + self.notes.iter().filter(|n| n.rule != "CVN-219").count()
+    }
+
+    /// Whether `covenant diff` exits 1.
+    pub fn fails(&self) -> bool {
+        self.verdict() != "ok" || self.refused() > 0
+    }
+}
+
+fn refused(policy: Stability, version: Option<&str>, j: &Judged) -> bool {
+    j.bump == Bump::Major
+        && match policy {
+            Stability::Always => true,
+            Stability::FromGa => version.is_some_and(is_ga),
+            Stability::DeclaredBump => false,
+        }
+}
+
+/// Diff two documents: both CRDs, both XRDs, or both bare OpenAPI schemas. `policy` is the
+/// stability policy of the family the documents belong to.
+pub fn compute(
+    old: &Value,
+    new: &Value,
+    stability: impl Fn(&str) -> Stability,
+) -> Result<ContractDiff, DiffError> {
+    match (Flavor::of(old), Flavor::of(new)) {
+        (Some(a), Some(b)) if a == b => {
+            let policy = stability(a.family());
+            let e = evolve(old, new);
+            if let Some((at, why)) = e.unreadable.first() {
+                return Err(DiffError(format!("the new document's schema cannot be read at {at}: {why}")));
+            }
+            let mut rows = Vec::new();
+            for v in &e.versions {
+                for j in &v.changes {
+                    let refused = refused(policy, Some(&v.version), j);
+                    rows.push(Row { version: Some(v.version.clone()), judged: j.clone(), refused });
+                }
+            }
+            let notes = e
+                .structural
+                .iter()
+                .map(|s| {
+                    let mut args = s.args.clone();
+                    args.insert(0, ("subject", e.subject(None)));
+                    args.insert(0, ("name", e.name.clone()));
+                    let rule = lookup(s.rule).map(|r| r.message).unwrap_or("");
+                    Note { rule: s.rule, message: render(rule, &args) }
+                })
+                .collect();
+            Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
+        }
+        (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
+        (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
+            let read = |v: &Value, which: &str| {
+                load(v, &Location::default(), Dialect::OpenApi).map_err(|ps| {
+                    let list: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
+                    DiffError(format!("the {which} schema cannot be read: {}", list.join("; ")))
+                })
+            };
+            let (a, b) = (read(old, "old")?, read(new, "new")?);
+            let policy = stability("crd");
+            let rows = judge(diff(&a, &b, ""))
+                .into_iter()
+                .map(|j| Row { version: None, refused: refused(policy, None, &j), judged: j })
+                .collect();
+            Ok(ContractDiff { title: "schema".into(), rows, notes: Vec::new(), declared: None, policy })
+        }
+        _ => Err(DiffError(
+            "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, or two \
+             OpenAPI v3 schemas"
+                .into(),
+        )),
+    }
+}
+
+fn looks_like_schema(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        !m.contains_key("apiVersion")
+            && ["type", "properties", "items", "x-kubernetes-preserve-unknown-fields"]
+                .iter()
+                .any(|k| m.contains_key(*k))
+    })
+}
+
+fn render(template: &str, args: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in args {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+fn show(v: &Option<Value>) -> Value {
+    v.clone().unwrap_or(Value::Null)
+}
+
+/// The JSON contract: `{"changes": [...], "implied", "declared", "verdict"}`.
+pub fn render_json(d: &ContractDiff) -> String {
+    let changes: Vec<Value> = d
+        .rows
+        .iter()
+        .map(|r| {
+            let mut c = json!({
+                "pointer": r.judged.change.pointer,
+                "change": r.judged.change.kind.as_str(),
+                "bump": r.judged.bump.as_str(),
+                "rule": r.judged.rule,
+                "before": show(&r.judged.change.before),
+                "after": show(&r.judged.change.after),
+                "message": r.judged.message,
+                "refused": r.refused,
+            });
+            if let Some(v) = &r.version {
+                c["version"] = json!(v);
+            }
+            c
+        })
+        .collect();
+    let notes: Vec<Value> = d.notes.iter().map(|n| json!({"rule": n.rule, "message": n.message})).collect();
+    json!({
+        "subject": d.title,
+        "changes": changes,
+        "findings": notes,
+        "implied": d.implied().as_str(),
+        "declared": d.declared.map(|b| b.as_str()),
+        "verdict": d.verdict(),
+        "policy": d.policy.as_str(),
+        "refused": d.refused(),
+    })
+    .to_string()
+}
+
+/// The table.
+pub fn render_text(d: &ContractDiff) -> String {
+    let mut out = format!("{}\n", d.title);
+    if d.rows.is_empty() {
+        out.push_str("no schema changes\n");
+    } else {
+        let width =
+            d.rows.iter().map(|r| r.version.as_deref().unwrap_or("-").len()).max().unwrap_or(1).max(7);
+        out.push_str(&format!(
+            "{:<width$}  {:<6} {:<8} {:<28} {}\n",
+            "VERSION", "BUMP", "RULE", "CHANGE", "WHAT"
+        ));
+        for r in &d.rows {
+            let mark = if r.refused { " (refused)" } else { "" };
+            out.push_str(&format!(
+                "{:<width$}  {:<6} {:<8} {:<28} {}{mark}\n",
+                r.version.as_deref().unwrap_or("-"),
+                r.judged.bump.as_str(),
+                r.judged.rule.unwrap_or("-"),
+                r.judged.change.kind.as_str(),
+                r.judged.message,
+            ));
+        }
+    }
+    for n in &d.notes {
+        out.push_str(&format!("{}: {}\n", n.rule, n.message));
+    }
+    out.push_str(&format!(
+        "implied: {}   declared: {}   verdict: {}   refused by policy ({}): {}\n",
+        d.implied(),
+        d.declared.map(|b| b.as_str()).unwrap_or("none"),
+        d.verdict(),
+        d.policy.as_str(),
+        d.refused()
+    ));
+    out
+}
+
+/// The pull-request body: what a reviewer reads. Breaking changes first, then additions, then
+/// the rows that change no contract — shown, not hidden.
+pub fn render_markdown(d: &ContractDiff) -> String {
+    let mut out = format!("## Contract diff: {}\n\n", d.title);
+    out.push_str(&format!(
+        "**Implied bump: {}** · declared: {} · verdict: `{}` · policy: `{}`\n\n",
+        d.implied(),
+        d.declared.map(|b| b.as_str()).unwrap_or("none"),
+        d.verdict(),
+        d.policy.as_str()
+    ));
+    if !d.notes.is_empty() {
+        out.push_str("### Versions and identity\n\n");
+        for n in &d.notes {
+            out.push_str(&format!("- **{}** {}\n", n.rule, n.message));
+        }
+        out.push('\n');
+    }
+    for (bump, heading) in [
+        (Bump::Major, "Breaking (MAJOR): removed, narrowed or tightened"),
+        (Bump::Minor, "Additions (MINOR): added or loosened"),
+        (Bump::Patch, "No contract change (PATCH): descriptions, examples, messages"),
+    ] {
+        let rows: Vec<&Row> = d.rows.iter().filter(|r| r.judged.bump == bump).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "### {heading}\n\n| version | field | change | rule | |\n|---|---|---|---|---|\n"
+        ));
+        for r in rows {
+            out.push_str(&format!(
+                "| {} | `{}` | {} | {} | {} |\n",
+                r.version.as_deref().unwrap_or("-"),
+                readable(&r.judged.change.pointer),
+                r.judged.message.replace('|', "\\|"),
+                r.judged.rule.unwrap_or(""),
+                if r.refused { "refused" } else { "" }
+            ));
+        }
+        out.push('\n');
+    }
+    if d.rows.is_empty() && d.notes.is_empty() {
+        out.push_str("No changes.\n");
+    }
+    out
+}

@@ -1,0 +1,228 @@
+//! The evolution rules' judgement of schema changes: each kind of change the diff reports
+//! maps to the bump it implies and, when it breaks a consumer, the rule that refuses it.
+//! MAJOR for tightening or removal, MINOR for additions and loosening, PATCH for no contract
+//! change. A change the diff could not classify counts as MAJOR under CVN-220.
+//!
+//! Stability policies say what a breaking change costs in a family:
+//! - `always` (Airframe, CRDs): tightening is refused even in v1alpha1, unless every live
+//!   object already satisfies the new schema (CVN-215);
+//! - `from-ga` (the launcher's formats): before a GA version a breaking change is a warning
+//!   carrying the changelog hint; under a GA version it needs a new version (CVN-214);
+//! - `declared-bump` (constructs): the declared semver must cover the implied bump
+//!   (CVN-212/CVN-213).
+
+use serde_json::Value;
+
+use crate::schema::diff::{Change, ChangeKind};
+use crate::versioning::Bump;
+
+/// A family's stability policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stability {
+    /// Tightening is breaking even before GA.
+    Always,
+    /// No promise before the first GA version; after it, breaking needs a new version.
+    FromGa,
+    /// The declared version must move as far as the change implies.
+    DeclaredBump,
+}
+
+impl Stability {
+    /// The spelling config uses.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stability::Always => "always",
+            Stability::FromGa => "from-ga",
+            Stability::DeclaredBump => "declared-bump",
+        }
+    }
+
+    /// Every policy, for config errors.
+    pub const ALL: [Stability; 3] = [Stability::Always, Stability::FromGa, Stability::DeclaredBump];
+
+    /// Parse the config spelling.
+    pub fn parse(s: &str) -> Option<Stability> {
+        Stability::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// Whether a Kubernetes-style version name (`v1`, `v2beta1`) is a GA version.
+pub fn is_ga(version: &str) -> bool {
+    version.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The bump a change implies and the rule that refuses it when it breaks.
+pub fn classify(kind: ChangeKind) -> (Bump, Option<&'static str>) {
+    use ChangeKind::*;
+    match kind {
+        PropertyRemoved => (Bump::Major, Some("CVN-201")),
+        RequiredPropertyAdded | RequiredAdded => (Bump::Major, Some("CVN-202")),
+        TypeNarrowed | TypeChanged => (Bump::Major, Some("CVN-203")),
+        EnumValueRemoved | EnumIntroduced => (Bump::Major, Some("CVN-204")),
+        PatternAdded | PatternChanged | FormatAdded | FormatChanged | BoundTightened | UniqueItemsAdded
+        | ListTypeTightened => (Bump::Major, Some("CVN-205")),
+        ValidationAdded => (Bump::Major, Some("CVN-206")),
+        DefaultAdded | DefaultRemoved | DefaultChanged => (Bump::Major, Some("CVN-207")),
+        NullableRemoved | ClosedToUnknownFields | IntOrStringRemoved => (Bump::Major, Some("CVN-209")),
+        Unclassified => (Bump::Major, Some("CVN-220")),
+        PropertyAdded
+        | RequiredRemoved
+        | TypeWidened
+        | EnumValueAdded
+        | EnumDropped
+        | PatternRemoved
+        | FormatRemoved
+        | BoundLoosened
+        | UniqueItemsRemoved
+        | NullableAdded
+        | OpenedToUnknownFields
+        | IntOrStringAdded
+        | ListTypeLoosened
+        | ValidationRemoved => (Bump::Minor, None),
+        ValidationMessageChanged | DescriptionChanged | TitleChanged | ExampleChanged | AnnotationChanged => {
+            (Bump::Patch, None)
+        }
+    }
+}
+
+/// The readable path of a pointer (`/spec/ports/*/port` → `spec.ports[*].port`).
+pub fn readable(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "(root)".into();
+    }
+    let mut out = String::new();
+    for token in pointer.split('/').skip(1) {
+        let token = crate::schema::pointer::unescape(token);
+        if token == "*" {
+            out.push_str("[*]");
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&token);
+        }
+    }
+    out
+}
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "none".into(),
+        Some(Value::String(s)) => format!("\"{s}\""),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// A CEL rule's text, quoted, from a rule value the diff reports.
+fn rule_text(v: &Option<Value>) -> String {
+    match v.as_ref().and_then(|v| v.get("rule")).and_then(Value::as_str) {
+        Some(r) => format!("`{r}`"),
+        None => "(unknown)".into(),
+    }
+}
+
+/// What a change says, in words: `field "spec.replicas" was removed`.
+pub fn describe(change: &Change) -> String {
+    use ChangeKind::*;
+    let field = readable(&change.pointer);
+    let what = change.what.as_deref().unwrap_or("");
+    let (before, after) = (show(&change.before), show(&change.after));
+    match change.kind {
+        PropertyAdded => format!("optional field \"{field}\" was added"),
+        RequiredPropertyAdded => format!("required field \"{field}\" was added"),
+        PropertyRemoved => format!("field \"{field}\" was removed"),
+        RequiredAdded => format!("field \"{field}\" became required"),
+        RequiredRemoved => format!("field \"{field}\" is no longer required"),
+        TypeNarrowed | TypeWidened | TypeChanged => {
+            format!("the type of \"{field}\" changed from {before} to {after}")
+        }
+        EnumValueAdded => format!("enum value {after} was added to \"{field}\""),
+        EnumValueRemoved => format!("enum value {before} was removed from \"{field}\""),
+        EnumIntroduced => format!("\"{field}\" was limited to the enum {after}"),
+        EnumDropped => format!("the enum {before} of \"{field}\" was dropped"),
+        PatternAdded | PatternChanged | PatternRemoved | FormatAdded | FormatChanged | FormatRemoved
+        | BoundTightened | BoundLoosened | UniqueItemsAdded | UniqueItemsRemoved | ListTypeTightened
+        | ListTypeLoosened => format!("{what} of \"{field}\" changed from {before} to {after}"),
+        DefaultAdded => format!("default {after} was added to existing field \"{field}\""),
+        DefaultRemoved => format!("default {before} of \"{field}\" was removed"),
+        DefaultChanged => format!("default of \"{field}\" changed from {before} to {after}"),
+        NullableAdded => format!("\"{field}\" became nullable"),
+        NullableRemoved => format!("\"{field}\" is no longer nullable"),
+        OpenedToUnknownFields => format!("\"{field}\" now keeps unknown fields ({what} {before} → {after})"),
+        ClosedToUnknownFields => {
+            format!("\"{field}\" no longer keeps unknown fields ({what} {before} → {after})")
+        }
+        IntOrStringAdded => format!("\"{field}\" became int-or-string"),
+        IntOrStringRemoved => format!("\"{field}\" is no longer int-or-string"),
+        ValidationAdded => format!("CEL rule {} was added on \"{field}\"", rule_text(&change.after)),
+        ValidationRemoved => format!("CEL rule {} was removed from \"{field}\"", rule_text(&change.before)),
+        ValidationMessageChanged => {
+            format!("the message of CEL rule {} on \"{field}\" changed", rule_text(&change.after))
+        }
+        DescriptionChanged | TitleChanged | ExampleChanged | AnnotationChanged => {
+            format!("{what} of \"{field}\" changed")
+        }
+        Unclassified => format!("{what} of \"{field}\" changed from {before} to {after}"),
+    }
+}
+
+/// One change with its judgement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judged {
+    /// The change.
+    pub change: Change,
+    /// The bump it implies.
+    pub bump: Bump,
+    /// The rule that refuses it when it breaks.
+    pub rule: Option<&'static str>,
+    /// What it says.
+    pub message: String,
+}
+
+/// Judge every change of a diff.
+pub fn judge(changes: Vec<Change>) -> Vec<Judged> {
+    changes
+        .into_iter()
+        .map(|change| {
+            let (bump, rule) = classify(change.kind);
+            let message = describe(&change);
+            Judged { change, bump, rule, message }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breaking_kinds_carry_a_rule_and_the_rest_do_not() {
+        use ChangeKind::*;
+        for kind in [
+            PropertyRemoved,
+            RequiredAdded,
+            TypeNarrowed,
+            EnumValueRemoved,
+            BoundTightened,
+            ValidationAdded,
+            DefaultChanged,
+            NullableRemoved,
+            Unclassified,
+        ] {
+            let (bump, rule) = classify(kind);
+            assert_eq!(bump, Bump::Major, "{kind:?}");
+            assert!(rule.is_some(), "{kind:?}");
+        }
+        for kind in [PropertyAdded, EnumValueAdded, BoundLoosened, ValidationRemoved, DescriptionChanged] {
+            assert!(classify(kind).1.is_none(), "{kind:?}");
+            assert!(classify(kind).0 < Bump::Major, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn readable_paths_and_ga_versions() {
+        assert_eq!(readable("/spec/ports/*/port"), "spec.ports[*].port");
+        assert_eq!(readable("/a~1b"), "a/b");
+        assert!(is_ga("v1") && is_ga("v2") && !is_ga("v1beta1") && !is_ga("v1alpha1") && !is_ga("x"));
+    }
+}

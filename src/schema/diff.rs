@@ -1,0 +1,809 @@
+//! The schema diff: two schemas of the model in, every difference out as data — where, what
+//! kind of change, the value before and after. It states facts and no policy: whether a
+//! change is MAJOR, MINOR or PATCH is decided by the evolution rules
+//! (`rules::evolution::classify`), never here.
+//!
+//! Complete over the model: every field of `Schema` is compared. A difference no specific
+//! kind describes (an `x-…` extension, `not`, a changed set of `anyOf` members) is reported
+//! as `Unclassified`, which the evolution rules count as MAJOR, so nothing passes silently.
+//!
+//! Pointers name the place in the *documents* the schema describes: `/spec/replicas`, with
+//! `*` standing for every array item or every additional property (`/spec/containers/*/image`).
+//! A property that is added or removed is one change; what it contains is not listed again.
+
+use serde_json::Value;
+
+use super::pointer::escape;
+use super::{Additional, Bounds, CelRule, Schema, Type};
+
+/// What changed at one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChangeKind {
+    /// A new optional property.
+    PropertyAdded,
+    /// A new property that is required at once.
+    RequiredPropertyAdded,
+    /// A property removed.
+    PropertyRemoved,
+    /// An existing property became required.
+    RequiredAdded,
+    /// A property is no longer required.
+    RequiredRemoved,
+    /// The declared types accept less than before.
+    TypeNarrowed,
+    /// The declared types accept more than before.
+    TypeWidened,
+    /// The declared types changed both ways (`string` → `integer`).
+    TypeChanged,
+    /// A value added to an enum.
+    EnumValueAdded,
+    /// A value removed from an enum.
+    EnumValueRemoved,
+    /// An enum put on a free field.
+    EnumIntroduced,
+    /// An enum dropped: the field is free now.
+    EnumDropped,
+    /// A pattern put on a field.
+    PatternAdded,
+    /// A pattern changed.
+    PatternChanged,
+    /// A pattern dropped.
+    PatternRemoved,
+    /// A format put on a field.
+    FormatAdded,
+    /// A format changed.
+    FormatChanged,
+    /// A format dropped.
+    FormatRemoved,
+    /// A bound added or moved so fewer values pass (`maxLength` lowered, `minimum` added, an
+    /// exclusive flag set, `multipleOf` added or changed).
+    BoundTightened,
+    /// A bound removed or moved so more values pass.
+    BoundLoosened,
+    /// `uniqueItems` set.
+    UniqueItemsAdded,
+    /// `uniqueItems` cleared.
+    UniqueItemsRemoved,
+    /// A default put on an existing field.
+    DefaultAdded,
+    /// A default removed.
+    DefaultRemoved,
+    /// A default changed.
+    DefaultChanged,
+    /// `nullable` set.
+    NullableAdded,
+    /// `nullable` cleared.
+    NullableRemoved,
+    /// `x-kubernetes-preserve-unknown-fields` set (or `additionalProperties` opened).
+    OpenedToUnknownFields,
+    /// `x-kubernetes-preserve-unknown-fields` cleared (or `additionalProperties` closed or
+    /// given a schema where any value was accepted).
+    ClosedToUnknownFields,
+    /// `x-kubernetes-int-or-string` set.
+    IntOrStringAdded,
+    /// `x-kubernetes-int-or-string` cleared.
+    IntOrStringRemoved,
+    /// `x-kubernetes-list-type` / `x-kubernetes-map-type` moved to one that constrains more
+    /// (atomic → set or map, set ↔ map), or the list's map keys changed.
+    ListTypeTightened,
+    /// `x-kubernetes-list-type` moved to one that constrains less (set or map → atomic), or
+    /// a map-type change (merge behaviour only).
+    ListTypeLoosened,
+    /// A CEL rule (`x-kubernetes-validations`) added; a rule whose text changed is one
+    /// removal and one addition.
+    ValidationAdded,
+    /// A CEL rule removed.
+    ValidationRemoved,
+    /// A CEL rule kept but its message, messageExpression, reason or fieldPath changed.
+    ValidationMessageChanged,
+    /// The description changed.
+    DescriptionChanged,
+    /// The title changed.
+    TitleChanged,
+    /// The example changed.
+    ExampleChanged,
+    /// An annotation-only keyword changed (`id`, `$schema`, `$comment`, `externalDocs`).
+    AnnotationChanged,
+    /// A difference no kind above describes.
+    Unclassified,
+}
+
+impl ChangeKind {
+    /// The spelling output uses (`property-removed`).
+    pub const fn as_str(self) -> &'static str {
+        use ChangeKind::*;
+        match self {
+            PropertyAdded => "property-added",
+            RequiredPropertyAdded => "required-property-added",
+            PropertyRemoved => "property-removed",
+            RequiredAdded => "required-added",
+            RequiredRemoved => "required-removed",
+            TypeNarrowed => "type-narrowed",
+            TypeWidened => "type-widened",
+            TypeChanged => "type-changed",
+            EnumValueAdded => "enum-value-added",
+            EnumValueRemoved => "enum-value-removed",
+            EnumIntroduced => "enum-introduced",
+            EnumDropped => "enum-dropped",
+            PatternAdded => "pattern-added",
+            PatternChanged => "pattern-changed",
+            PatternRemoved => "pattern-removed",
+            FormatAdded => "format-added",
+            FormatChanged => "format-changed",
+            FormatRemoved => "format-removed",
+            BoundTightened => "bound-tightened",
+            BoundLoosened => "bound-loosened",
+            UniqueItemsAdded => "unique-items-added",
+            UniqueItemsRemoved => "unique-items-removed",
+            DefaultAdded => "default-added",
+            DefaultRemoved => "default-removed",
+            DefaultChanged => "default-changed",
+            NullableAdded => "nullable-added",
+            NullableRemoved => "nullable-removed",
+            OpenedToUnknownFields => "opened-to-unknown-fields",
+            ClosedToUnknownFields => "closed-to-unknown-fields",
+            IntOrStringAdded => "int-or-string-added",
+            IntOrStringRemoved => "int-or-string-removed",
+            ListTypeTightened => "list-type-tightened",
+            ListTypeLoosened => "list-type-loosened",
+            ValidationAdded => "validation-added",
+            ValidationRemoved => "validation-removed",
+            ValidationMessageChanged => "validation-message-changed",
+            DescriptionChanged => "description-changed",
+            TitleChanged => "title-changed",
+            ExampleChanged => "example-changed",
+            AnnotationChanged => "annotation-changed",
+            Unclassified => "unclassified",
+        }
+    }
+}
+
+/// One difference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// Where, in the documents the schema describes (`/spec/ports/*/port`).
+    pub pointer: String,
+    /// What kind of change.
+    pub kind: ChangeKind,
+    /// What changed, when it is not the node itself (`maxLength`, the property name, `x-foo`).
+    pub what: Option<String>,
+    /// The value before (a bound, an enum member, a default, a rule…); `None` when absent.
+    pub before: Option<Value>,
+    /// The value after.
+    pub after: Option<Value>,
+}
+
+/// Keywords that only annotate a schema: a change to them is no contract change.
+pub const ANNOTATIONS: &[&str] = &["id", "$schema", "$comment", "$id", "externalDocs", "deprecated"];
+
+/// Every difference between `old` and `new`, rooted at `pointer` (`""` for a whole schema).
+pub fn diff(old: &Schema, new: &Schema, pointer: &str) -> Vec<Change> {
+    let mut out = Vec::new();
+    node(old, new, pointer, &mut out);
+    out
+}
+
+fn push(
+    out: &mut Vec<Change>,
+    pointer: &str,
+    kind: ChangeKind,
+    what: Option<&str>,
+    before: Option<Value>,
+    after: Option<Value>,
+) {
+    out.push(Change { pointer: pointer.to_string(), kind, what: what.map(str::to_string), before, after });
+}
+
+fn types_value(s: &Schema) -> Value {
+    Value::Array(s.types.iter().map(|t| Value::String(t.as_str().into())).collect())
+}
+
+/// Whether a schema declaring `types` accepts every value of type `t`.
+fn admits(types: &[Type], t: Type) -> bool {
+    types.is_empty() || types.contains(&t) || (t == Type::Integer && types.contains(&Type::Number))
+}
+
+/// Whether two values are the same for a schema (numbers compared numerically).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn node(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    types(old, new, at, out);
+    enumeration(old, new, at, out);
+    optional_string(&old.pattern, &new.pattern, at, "pattern", out, PATTERN);
+    optional_string(&old.format, &new.format, at, "format", out, FORMAT);
+    bounds(&old.bounds, &new.bounds, at, out);
+    if old.unique_items != new.unique_items {
+        let kind =
+            if new.unique_items { ChangeKind::UniqueItemsAdded } else { ChangeKind::UniqueItemsRemoved };
+        push(
+            out,
+            at,
+            kind,
+            Some("uniqueItems"),
+            Some(old.unique_items.into()),
+            Some(new.unique_items.into()),
+        );
+    }
+    match (&old.default, &new.default) {
+        (None, Some(d)) => push(out, at, ChangeKind::DefaultAdded, Some("default"), None, Some(d.clone())),
+        (Some(d), None) => push(out, at, ChangeKind::DefaultRemoved, Some("default"), Some(d.clone()), None),
+        (Some(a), Some(b)) if !same_value(a, b) => {
+            push(out, at, ChangeKind::DefaultChanged, Some("default"), Some(a.clone()), Some(b.clone()))
+        }
+        _ => {}
+    }
+    flag(
+        old.nullable,
+        new.nullable,
+        at,
+        "nullable",
+        ChangeKind::NullableAdded,
+        ChangeKind::NullableRemoved,
+        out,
+    );
+    flag(
+        old.int_or_string,
+        new.int_or_string,
+        at,
+        "x-kubernetes-int-or-string",
+        ChangeKind::IntOrStringAdded,
+        ChangeKind::IntOrStringRemoved,
+        out,
+    );
+    if old.embedded_resource != new.embedded_resource {
+        let (b, a) = (old.embedded_resource.into(), new.embedded_resource.into());
+        push(out, at, ChangeKind::Unclassified, Some("x-kubernetes-embedded-resource"), Some(b), Some(a));
+    }
+    list_types(old, new, at, out);
+    validations(&old.validations, &new.validations, at, out);
+    annotation(&old.description, &new.description, at, "description", ChangeKind::DescriptionChanged, out);
+    annotation(&old.title, &new.title, at, "title", ChangeKind::TitleChanged, out);
+    if !option_same(&old.example, &new.example) {
+        push(out, at, ChangeKind::ExampleChanged, Some("example"), old.example.clone(), new.example.clone());
+    }
+    extensions(old, new, at, out);
+    composition(old, new, at, out);
+    properties(old, new, at, out);
+    additional(old, new, at, out);
+    match (&old.items, &new.items) {
+        (Some(a), Some(b)) => node(a, b, &format!("{at}/*"), out),
+        (None, Some(b)) if **b != Schema::default() && **b != Schema::any() => push(
+            out,
+            &format!("{at}/*"),
+            ChangeKind::Unclassified,
+            Some("items"),
+            None,
+            Some(Value::Bool(true)),
+        ),
+        (Some(a), None) if **a != Schema::default() && **a != Schema::any() => push(
+            out,
+            &format!("{at}/*"),
+            ChangeKind::Unclassified,
+            Some("items"),
+            Some(Value::Bool(true)),
+            None,
+        ),
+        _ => {}
+    }
+}
+
+fn option_same(a: &Option<Value>, b: &Option<Value>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => same_value(x, y),
+        _ => false,
+    }
+}
+
+fn types(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    if old.types == new.types {
+        return;
+    }
+    // int-or-string is reported on its own; its member types follow from it.
+    if old.int_or_string != new.int_or_string {
+        return;
+    }
+    let all = [Type::String, Type::Integer, Type::Number, Type::Boolean, Type::Array, Type::Object];
+    let lost = all.iter().any(|t| admits(&old.types, *t) && !admits(&new.types, *t));
+    let gained = all.iter().any(|t| !admits(&old.types, *t) && admits(&new.types, *t));
+    let kind = match (lost, gained) {
+        (true, true) => ChangeKind::TypeChanged,
+        (true, false) => ChangeKind::TypeNarrowed,
+        (false, true) => ChangeKind::TypeWidened,
+        // The same set spelled another way (`[integer, number]` and `[number]`): no change
+        // in what is accepted, but the readers' first-member normalisation may differ.
+        (false, false) => ChangeKind::Unclassified,
+    };
+    push(out, at, kind, Some("type"), Some(types_value(old)), Some(types_value(new)));
+}
+
+fn enumeration(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    match (&old.enumeration, &new.enumeration) {
+        (None, Some(b)) => {
+            push(out, at, ChangeKind::EnumIntroduced, Some("enum"), None, Some(Value::Array(b.clone())))
+        }
+        (Some(a), None) => {
+            push(out, at, ChangeKind::EnumDropped, Some("enum"), Some(Value::Array(a.clone())), None)
+        }
+        (Some(a), Some(b)) => {
+            for v in b.iter().filter(|v| !a.iter().any(|w| same_value(v, w))) {
+                push(out, at, ChangeKind::EnumValueAdded, Some("enum"), None, Some(v.clone()));
+            }
+            for v in a.iter().filter(|v| !b.iter().any(|w| same_value(v, w))) {
+                push(out, at, ChangeKind::EnumValueRemoved, Some("enum"), Some(v.clone()), None);
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+const PATTERN: [ChangeKind; 3] =
+    [ChangeKind::PatternAdded, ChangeKind::PatternChanged, ChangeKind::PatternRemoved];
+const FORMAT: [ChangeKind; 3] =
+    [ChangeKind::FormatAdded, ChangeKind::FormatChanged, ChangeKind::FormatRemoved];
+
+fn optional_string(
+    old: &Option<String>,
+    new: &Option<String>,
+    at: &str,
+    what: &str,
+    out: &mut Vec<Change>,
+    [added, changed, removed]: [ChangeKind; 3],
+) {
+    let v = |s: &Option<String>| s.clone().map(Value::String);
+    let kind = match (old, new) {
+        (None, Some(_)) => added,
+        (Some(_), None) => removed,
+        (Some(a), Some(b)) if a != b => changed,
+        _ => return,
+    };
+    push(out, at, kind, Some(what), v(old), v(new));
+}
+
+fn flag(
+    old: bool,
+    new: bool,
+    at: &str,
+    what: &str,
+    set: ChangeKind,
+    cleared: ChangeKind,
+    out: &mut Vec<Change>,
+) {
+    if old != new {
+        push(out, at, if new { set } else { cleared }, Some(what), Some(old.into()), Some(new.into()));
+    }
+}
+
+fn annotation(
+    old: &Option<String>,
+    new: &Option<String>,
+    at: &str,
+    what: &str,
+    kind: ChangeKind,
+    out: &mut Vec<Change>,
+) {
+    if old != new {
+        let v = |s: &Option<String>| s.clone().map(Value::String);
+        push(out, at, kind, Some(what), v(old), v(new));
+    }
+}
+
+/// Which way a bound tightens: a lower bound tightens when it rises, an upper one when it
+/// falls.
+#[derive(Clone, Copy)]
+enum Side {
+    Lower,
+    Upper,
+}
+
+fn bounds(old: &Bounds, new: &Bounds, at: &str, out: &mut Vec<Change>) {
+    if old == new {
+        return;
+    }
+    let numbers: [(&str, Side, Option<f64>, Option<f64>); 2] = [
+        ("minimum", Side::Lower, old.minimum, new.minimum),
+        ("maximum", Side::Upper, old.maximum, new.maximum),
+    ];
+    for (what, side, a, b) in numbers {
+        bound(what, side, a, b, at, out);
+    }
+    let counts: [(&str, Side, Option<u64>, Option<u64>); 6] = [
+        ("minLength", Side::Lower, old.min_length, new.min_length),
+        ("maxLength", Side::Upper, old.max_length, new.max_length),
+        ("minItems", Side::Lower, old.min_items, new.min_items),
+        ("maxItems", Side::Upper, old.max_items, new.max_items),
+        ("minProperties", Side::Lower, old.min_properties, new.min_properties),
+        ("maxProperties", Side::Upper, old.max_properties, new.max_properties),
+    ];
+    for (what, side, a, b) in counts {
+        // A zero lower bound constrains nothing: compare it as absent.
+        let norm = |n: Option<u64>| n.filter(|n| *n > 0 || matches!(side, Side::Upper)).map(|n| n as f64);
+        bound(what, side, norm(a), norm(b), at, out);
+    }
+    for (what, a, b) in [
+        ("exclusiveMinimum", old.exclusive_minimum, new.exclusive_minimum),
+        ("exclusiveMaximum", old.exclusive_maximum, new.exclusive_maximum),
+    ] {
+        if a != b {
+            let kind = if b { ChangeKind::BoundTightened } else { ChangeKind::BoundLoosened };
+            push(out, at, kind, Some(what), Some(a.into()), Some(b.into()));
+        }
+    }
+    match (old.multiple_of, new.multiple_of) {
+        (a, b) if a == b => {}
+        // A new step that divides the old one accepts every value the old one did.
+        (Some(a), Some(b)) if b != 0.0 && ((a / b) - (a / b).round()).abs() < 1e-9 => {
+            push(out, at, ChangeKind::BoundLoosened, Some("multipleOf"), number(Some(a)), number(Some(b)))
+        }
+        (Some(_), None) => {
+            push(out, at, ChangeKind::BoundLoosened, Some("multipleOf"), number(old.multiple_of), None)
+        }
+        (a, b) => push(out, at, ChangeKind::BoundTightened, Some("multipleOf"), number(a), number(b)),
+    }
+}
+
+fn number(n: Option<f64>) -> Option<Value> {
+    let n = n?;
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        Some(Value::from(n as i64))
+    } else {
+        serde_json::Number::from_f64(n).map(Value::Number)
+    }
+}
+
+fn bound(what: &str, side: Side, old: Option<f64>, new: Option<f64>, at: &str, out: &mut Vec<Change>) {
+    let tightened = match (old, new, side) {
+        (a, b, _) if a == b => return,
+        (None, Some(_), _) => true,
+        (Some(_), None, _) => false,
+        (Some(a), Some(b), Side::Lower) => b > a,
+        (Some(a), Some(b), Side::Upper) => b < a,
+        (None, None, _) => return,
+    };
+    let kind = if tightened { ChangeKind::BoundTightened } else { ChangeKind::BoundLoosened };
+    push(out, at, kind, Some(what), number(old), number(new));
+}
+
+fn list_types(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    // Unset means atomic for lists.
+    let rank = |t: &Option<String>| match t.as_deref() {
+        None | Some("atomic") => 0,
+        Some("set") => 1,
+        Some("map") => 2,
+        Some(_) => 3,
+    };
+    let v = |s: &Option<String>| s.clone().map(Value::String);
+    if rank(&old.list_type) != rank(&new.list_type) {
+        let kind = if rank(&new.list_type) == 0 {
+            ChangeKind::ListTypeLoosened
+        } else {
+            ChangeKind::ListTypeTightened
+        };
+        push(out, at, kind, Some("x-kubernetes-list-type"), v(&old.list_type), v(&new.list_type));
+    } else if old.list_type != new.list_type {
+        // `atomic` spelled out versus left unset: the same list.
+        push(
+            out,
+            at,
+            ChangeKind::AnnotationChanged,
+            Some("x-kubernetes-list-type"),
+            v(&old.list_type),
+            v(&new.list_type),
+        );
+    }
+    if old.list_map_keys != new.list_map_keys {
+        let keys = |k: &[String]| Value::Array(k.iter().cloned().map(Value::String).collect());
+        push(
+            out,
+            at,
+            ChangeKind::ListTypeTightened,
+            Some("x-kubernetes-list-map-keys"),
+            Some(keys(&old.list_map_keys)),
+            Some(keys(&new.list_map_keys)),
+        );
+    }
+    if old.map_type != new.map_type {
+        push(
+            out,
+            at,
+            ChangeKind::ListTypeLoosened,
+            Some("x-kubernetes-map-type"),
+            v(&old.map_type),
+            v(&new.map_type),
+        );
+    }
+}
+
+fn rule_value(r: &CelRule) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("rule".into(), Value::String(r.rule.clone()));
+    for (k, v) in [("message", &r.message), ("messageExpression", &r.message_expression)] {
+        if let Some(v) = v {
+            m.insert(k.into(), Value::String(v.clone()));
+        }
+    }
+    Value::Object(m)
+}
+
+/// CEL rules are matched by their rule text: a rule only in the new schema is added, only in
+/// the old one removed; a kept rule whose message or messageExpression (or reason, fieldPath,
+/// optionalOldSelf) changed is a message change.
+fn validations(old: &[CelRule], new: &[CelRule], at: &str, out: &mut Vec<Change>) {
+    let what = Some("x-kubernetes-validations");
+    for r in new {
+        match old.iter().find(|o| o.rule == r.rule) {
+            None => push(out, at, ChangeKind::ValidationAdded, what, None, Some(rule_value(r))),
+            Some(o) if o != r => push(
+                out,
+                at,
+                ChangeKind::ValidationMessageChanged,
+                what,
+                Some(rule_value(o)),
+                Some(rule_value(r)),
+            ),
+            Some(_) => {}
+        }
+    }
+    for o in old.iter().filter(|o| !new.iter().any(|r| r.rule == o.rule)) {
+        push(out, at, ChangeKind::ValidationRemoved, what, Some(rule_value(o)), None);
+    }
+}
+
+fn extensions(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    let keys: std::collections::BTreeSet<&String> =
+        old.extensions.keys().chain(new.extensions.keys()).collect();
+    for key in keys {
+        let (a, b) = (old.extensions.get(key), new.extensions.get(key));
+        if option_same(&a.cloned(), &b.cloned()) {
+            continue;
+        }
+        let kind = if ANNOTATIONS.contains(&key.as_str()) {
+            ChangeKind::AnnotationChanged
+        } else {
+            ChangeKind::Unclassified
+        };
+        push(out, at, kind, Some(key), a.cloned(), b.cloned());
+    }
+}
+
+/// `allOf`, `anyOf`, `oneOf` and `not`. Members are compared in place when the lists keep
+/// their length; an `allOf` member added tightens and one removed loosens; anything else
+/// that differs is unclassified.
+fn composition(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    for (what, a, b) in [
+        ("allOf", &old.all_of, &new.all_of),
+        ("anyOf", &old.any_of, &new.any_of),
+        ("oneOf", &old.one_of, &new.one_of),
+    ] {
+        if a == b {
+            continue;
+        }
+        if a.len() == b.len() {
+            for (x, y) in a.iter().zip(b) {
+                let mut inner = Vec::new();
+                node(x, y, at, &mut inner);
+                // Inside anyOf/oneOf a narrowing of one branch can widen the whole: only
+                // allOf members keep their meaning, the others are reported unclassified
+                // unless the member change is annotation-only.
+                for mut c in inner {
+                    if what != "allOf" && !annotation_only(c.kind) {
+                        c.what = Some(format!("{what}: {}", c.what.unwrap_or_default()));
+                        c.kind = ChangeKind::Unclassified;
+                    }
+                    out.push(c);
+                }
+            }
+            continue;
+        }
+        let kind = match what {
+            "allOf" if b.len() > a.len() && a.iter().all(|m| b.contains(m)) => ChangeKind::BoundTightened,
+            "allOf" if b.len() < a.len() && b.iter().all(|m| a.contains(m)) => ChangeKind::BoundLoosened,
+            _ => ChangeKind::Unclassified,
+        };
+        push(out, at, kind, Some(what), Some(a.len().into()), Some(b.len().into()));
+    }
+    match (&old.not, &new.not) {
+        (a, b) if a == b => {}
+        (None, Some(_)) => {
+            push(out, at, ChangeKind::BoundTightened, Some("not"), None, Some(Value::Bool(true)))
+        }
+        (Some(_), None) => {
+            push(out, at, ChangeKind::BoundLoosened, Some("not"), Some(Value::Bool(true)), None)
+        }
+        _ => push(out, at, ChangeKind::Unclassified, Some("not"), None, None),
+    }
+}
+
+/// Whether a kind says nothing about which values are accepted.
+pub fn annotation_only(kind: ChangeKind) -> bool {
+    matches!(
+        kind,
+        ChangeKind::DescriptionChanged
+            | ChangeKind::TitleChanged
+            | ChangeKind::ExampleChanged
+            | ChangeKind::AnnotationChanged
+            | ChangeKind::ValidationMessageChanged
+    )
+}
+
+fn properties(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    for (key, o) in &old.properties {
+        let here = format!("{at}/{}", escape(key));
+        match new.properties.get(key) {
+            Some(n) => node(o, n, &here, out),
+            None => {
+                // A property dropped where unknown fields are now kept is still gone from the
+                // contract: its type and constraints no longer apply, and readers lose it.
+                push(out, &here, ChangeKind::PropertyRemoved, Some(key), Some(Value::Bool(true)), None)
+            }
+        }
+    }
+    for key in new.properties.keys().filter(|k| !old.properties.contains_key(*k)) {
+        let here = format!("{at}/{}", escape(key));
+        let required = new.required.contains(key);
+        let kind = if required { ChangeKind::RequiredPropertyAdded } else { ChangeKind::PropertyAdded };
+        push(out, &here, kind, Some(key), None, Some(Value::Bool(true)));
+    }
+    for key in &new.required {
+        let here = format!("{at}/{}", escape(key));
+        if !old.required.contains(key) && old.properties.contains_key(key) {
+            push(out, &here, ChangeKind::RequiredAdded, Some(key), Some(false.into()), Some(true.into()));
+        } else if !old.required.contains(key) && !new.properties.contains_key(key) {
+            // Required without a declared property (allowed in OpenAPI): a tightening all
+            // the same.
+            push(out, &here, ChangeKind::RequiredAdded, Some(key), Some(false.into()), Some(true.into()));
+        }
+    }
+    for key in old.required.iter().filter(|k| !new.required.contains(k)) {
+        if new.properties.contains_key(key) || !old.properties.contains_key(key) {
+            let here = format!("{at}/{}", escape(key));
+            push(out, &here, ChangeKind::RequiredRemoved, Some(key), Some(true.into()), Some(false.into()));
+        }
+    }
+}
+
+fn additional(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    let what = Some("additionalProperties");
+    let label = |a: &Additional| match a {
+        Additional::Closed => Value::Bool(false),
+        Additional::Open => Value::Bool(true),
+        Additional::Schema(_) => Value::String("schema".into()),
+        Additional::Unstated => Value::Null,
+    };
+    match (&old.additional, &new.additional) {
+        (Additional::Schema(a), Additional::Schema(b)) => node(a, b, &format!("{at}/*"), out),
+        (a, b) if a == b => {}
+        // Nothing was stated, so nothing was kept: declaring properties or a map is additive.
+        (Additional::Unstated, Additional::Closed | Additional::Schema(_)) => {}
+        (Additional::Closed, Additional::Unstated) if new.properties.is_empty() => {}
+        (Additional::Closed | Additional::Unstated, Additional::Open)
+        | (Additional::Closed, Additional::Schema(_))
+        | (Additional::Schema(_), Additional::Open) => push(
+            out,
+            at,
+            ChangeKind::OpenedToUnknownFields,
+            what,
+            Some(label(&old.additional)),
+            Some(label(&new.additional)),
+        ),
+        _ => push(
+            out,
+            at,
+            ChangeKind::ClosedToUnknownFields,
+            what,
+            Some(label(&old.additional)),
+            Some(label(&new.additional)),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::openapi::{load, Dialect};
+    use crate::schema::pointer::Location;
+    use serde_json::json;
+
+    fn schema(v: Value) -> Schema {
+        load(&v, &Location::default(), Dialect::OpenApi).unwrap()
+    }
+
+    fn kinds(old: Value, new: Value) -> Vec<(String, ChangeKind)> {
+        diff(&schema(old), &schema(new), "").into_iter().map(|c| (c.pointer, c.kind)).collect()
+    }
+
+    #[test]
+    fn identical_schemas_have_no_changes() {
+        let s = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}});
+        assert_eq!(kinds(s.clone(), s), []);
+    }
+
+    #[test]
+    fn properties_and_required() {
+        let old = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}});
+        let new = json!({"type": "object", "required": ["b", "c"], "properties": {"b": {"type": "integer"}, "c": {"type": "string"}, "d": {"type": "string"}}});
+        let got = kinds(old, new);
+        assert!(got.contains(&("/a".into(), ChangeKind::PropertyRemoved)), "{got:?}");
+        assert!(got.contains(&("/c".into(), ChangeKind::RequiredPropertyAdded)), "{got:?}");
+        assert!(got.contains(&("/d".into(), ChangeKind::PropertyAdded)), "{got:?}");
+        assert!(got.contains(&("/b".into(), ChangeKind::RequiredAdded)), "{got:?}");
+    }
+
+    #[test]
+    fn types_narrow_widen_and_change() {
+        let t = |a: &str, b: &str| kinds(json!({"type": a}), json!({"type": b}));
+        assert_eq!(t("integer", "number"), [("".into(), ChangeKind::TypeWidened)]);
+        assert_eq!(t("number", "integer"), [("".into(), ChangeKind::TypeNarrowed)]);
+        assert_eq!(t("string", "integer"), [("".into(), ChangeKind::TypeChanged)]);
+        let got = kinds(json!({"type": "string"}), json!({"x-kubernetes-int-or-string": true}));
+        assert_eq!(got, [("".into(), ChangeKind::IntOrStringAdded)]);
+    }
+
+    #[test]
+    fn enums_bounds_patterns_defaults() {
+        let got = kinds(
+            json!({"type": "string", "enum": ["a", "b"], "maxLength": 10, "pattern": "^a", "default": "a"}),
+            json!({"type": "string", "enum": ["a", "c"], "maxLength": 5, "minLength": 0, "default": "c"}),
+        );
+        let k: Vec<ChangeKind> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            k,
+            [
+                ChangeKind::EnumValueAdded,
+                ChangeKind::EnumValueRemoved,
+                ChangeKind::PatternRemoved,
+                // maxLength lowered; minLength 0 constrains nothing, so adding it is no change.
+                ChangeKind::BoundTightened,
+                ChangeKind::DefaultChanged
+            ]
+        );
+        // Numbers compare numerically.
+        assert_eq!(kinds(json!({"default": 1}), json!({"default": 1.0})), []);
+        assert_eq!(
+            kinds(json!({"maximum": 5}), json!({"maximum": 9})),
+            [("".into(), ChangeKind::BoundLoosened)]
+        );
+    }
+
+    #[test]
+    fn nested_items_additional_and_openness() {
+        let old = json!({"type": "object", "properties": {"list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}}, "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        let new = json!({"type": "object", "properties": {"list": {"type": "array", "items": {"type": "object", "properties": {}, "x-kubernetes-preserve-unknown-fields": true}}, "m": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}}}});
+        let got = kinds(old, new);
+        assert!(got.contains(&("/list/*/x".into(), ChangeKind::PropertyRemoved)), "{got:?}");
+        assert!(got.contains(&("/list/*".into(), ChangeKind::OpenedToUnknownFields)), "{got:?}");
+        assert!(got.contains(&("/m/*".into(), ChangeKind::BoundTightened)), "{got:?}");
+    }
+
+    #[test]
+    fn cel_rules_are_matched_by_text() {
+        let r = |rule: &str, msg: &str| json!({"rule": rule, "message": msg});
+        let got = kinds(
+            json!({"type": "object", "x-kubernetes-validations": [r("self.a > 0", "m"), r("has(self.b)", "m")]}),
+            json!({"type": "object", "x-kubernetes-validations": [r("self.a > 0", "other"), r("has(self.c)", "m")]}),
+        );
+        let k: Vec<ChangeKind> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            k,
+            [
+                ChangeKind::ValidationMessageChanged,
+                ChangeKind::ValidationAdded,
+                ChangeKind::ValidationRemoved
+            ]
+        );
+    }
+}
