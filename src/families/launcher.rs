@@ -193,7 +193,14 @@ impl Family for Launcher {
 
         match kind {
             "Application" => self.application(doc, cx),
-            "Package" => self.package(doc, cx),
+            "Package" => {
+                self.package(doc, cx);
+                if subject.operation == crate::subject::Operation::Update {
+                    if let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) {
+                        package_evolution(old, doc, cx);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -431,6 +438,75 @@ impl Launcher {
                 cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
             }
         }
+    }
+}
+
+/// A Package's contract: its parameters as one object schema (each parameter a property of
+/// its declared type, with its default; `required: true` parameters required).
+pub fn package_contract(doc: &Value) -> Schema {
+    let mut schema = Schema::of(Type::Object);
+    let params = doc.pointer("/spec/parameters").and_then(Value::as_array);
+    for p in params.into_iter().flatten() {
+        let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
+        let mut param =
+            p.get("type").and_then(Value::as_str).and_then(Type::parse).map(Schema::of).unwrap_or_default();
+        param.default = p.get("default").cloned();
+        param.description = p.get("description").and_then(Value::as_str).map(str::to_string);
+        if p.get("required").and_then(Value::as_bool) == Some(true) {
+            schema.required.push(name.to_string());
+        }
+        schema.properties.insert(name.to_string(), param);
+    }
+    schema
+}
+
+/// A Package's declared version (`metadata.version`), if it is valid semver.
+pub fn declared_version(doc: &Value) -> Option<semver::Version> {
+    let v = doc.pointer("/metadata/version")?.as_str()?;
+    semver::Version::parse(v.trim_start_matches('v')).ok()
+}
+
+/// A Package update: its parameters are its contract. Every change is judged, and the
+/// declared version move (`metadata.version`) must cover the implied bump (CVN-212) and
+/// should not exceed it (CVN-213). Severity is derived, never declared.
+fn package_evolution(old: &Value, new: &Value, cx: &mut Context<'_>) {
+    use crate::rules::evolution::judge;
+    use crate::versioning::Bump;
+    let changes = judge(crate::schema::diff::diff(&package_contract(old), &package_contract(new), ""));
+    let implied = Bump::implied(changes.iter().map(|j| j.bump));
+    let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let (Some(from), Some(to)) = (declared_version(old), declared_version(new)) else { return };
+    let subject = format!("Package {name} {from} → {to}");
+    let declared = Bump::between(&from, &to);
+    let breaking: Vec<String> =
+        changes.iter().filter(|j| j.bump == Bump::Major).map(|j| j.message()).collect();
+    let what = if breaking.is_empty() {
+        changes.iter().filter(|j| j.bump == implied).map(|j| j.message()).collect::<Vec<_>>().join("; ")
+    } else {
+        breaking.join("; ")
+    };
+    let declared_text = declared.map(|b| b.as_str().to_string()).unwrap_or_else(|| "none".into());
+    let args = |rule_detail: String| {
+        vec![
+            ("subject", subject.clone()),
+            ("declared", declared_text.clone()),
+            ("implied", implied.as_str().to_string()),
+            ("detail", rule_detail),
+        ]
+    };
+    match declared {
+        Some(d) if d < implied => {
+            cx.report_change("CVN-212", "/metadata/version", args(what), Some(implied), None);
+        }
+        None if implied > Bump::Patch => {
+            cx.report_change("CVN-212", "/metadata/version", args(what), Some(implied), None);
+        }
+        Some(d) if d > implied => {
+            let detail =
+                if changes.is_empty() { "nothing in the contract changed".to_string() } else { what };
+            cx.report_change("CVN-213", "/metadata/version", args(detail), Some(implied), None);
+        }
+        _ => {}
     }
 }
 

@@ -125,6 +125,26 @@ pub fn compute(
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
         }
         (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
+        (None, None) if is_package(old) && is_package(new) => {
+            use crate::families::launcher::{declared_version, package_contract};
+            let policy = Stability::DeclaredBump;
+            let rows = judge(diff(&package_contract(old), &package_contract(new), ""))
+                .into_iter()
+                .map(|j| Row { version: None, refused: false, judged: j })
+                .collect();
+            let declared = match (declared_version(old), declared_version(new)) {
+                (Some(a), Some(b)) => Some(Bump::between(&a, &b)),
+                _ => None,
+            };
+            let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let title = match (declared_version(old), declared_version(new)) {
+                (Some(a), Some(b)) => format!("Package {name} {a} → {b}"),
+                _ => format!("Package {name}"),
+            };
+            // A version that did not move declares nothing: an explicit "none", not a bump.
+            let declared = declared.map(|d| d.unwrap_or(Bump::Patch));
+            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy })
+        }
         (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
             let read = |v: &Value, which: &str| {
                 load(v, &Location::default(), Dialect::OpenApi).map_err(|ps| {
@@ -141,11 +161,16 @@ pub fn compute(
             Ok(ContractDiff { title: "schema".into(), rows, notes: Vec::new(), declared: None, policy })
         }
         _ => Err(DiffError(
-            "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, or two \
-             OpenAPI v3 schemas"
+            "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, two \
+             launcher Packages, or two OpenAPI v3 schemas"
                 .into(),
         )),
     }
+}
+
+fn is_package(v: &Value) -> bool {
+    v.get("kind").and_then(Value::as_str) == Some("Package")
+        && v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("launcher.gokure.dev/"))
 }
 
 fn looks_like_schema(v: &Value) -> bool {
@@ -182,7 +207,7 @@ pub fn render_json(d: &ContractDiff) -> String {
                 "rule": r.judged.rule,
                 "before": show(&r.judged.change.before),
                 "after": show(&r.judged.change.after),
-                "message": r.judged.message,
+                "message": r.judged.message(),
                 "refused": r.refused,
             });
             if let Some(v) = &r.version {
@@ -225,7 +250,7 @@ pub fn render_text(d: &ContractDiff) -> String {
                 r.judged.bump.as_str(),
                 r.judged.rule.unwrap_or("-"),
                 r.judged.change.kind.as_str(),
-                r.judged.message,
+                r.judged.message(),
             ));
         }
     }
@@ -278,7 +303,7 @@ pub fn render_markdown(d: &ContractDiff) -> String {
                 "| {} | `{}` | {} | {} | {} |\n",
                 r.version.as_deref().unwrap_or("-"),
                 readable(&r.judged.change.pointer),
-                r.judged.message.replace('|', "\\|"),
+                r.judged.message().replace('|', "\\|"),
                 r.judged.rule.unwrap_or(""),
                 if r.refused { "refused" } else { "" }
             ));

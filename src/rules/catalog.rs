@@ -121,14 +121,16 @@ pub static CATALOG: &[RuleMeta] = &[
         "{subject}: {member} changed from {before} to {after}",
         "a CRD's identity cannot change: create a new CRD and migrate",
         DOC_211),
-    row("CVN-212", "bump-too-small", Evolution, Deny, Planned,
+    row("CVN-212", "bump-too-small", Evolution, Deny, Live,
         "Checks that the declared version bump covers the bump the diff implies.",
-        "declared bump {declared} is smaller than the implied {implied}",
-        "raise the version by at least {implied}", ""),
-    row("CVN-213", "bump-too-large", Evolution, Warn, Planned,
+        "{subject}: declared bump {declared} is smaller than the implied {implied} ({detail})",
+        "raise the version by at least {implied}; severity is derived from the diff, never declared",
+        DOC_212),
+    row("CVN-213", "bump-too-large", Evolution, Warn, Live,
         "Checks that the declared bump is not larger than the diff implies.",
-        "declared bump {declared} is larger than the implied {implied}",
-        "a {implied} bump is enough", ""),
+        "{subject}: declared bump {declared} is larger than the implied {implied} ({detail})",
+        "a {implied} bump is enough; a major that breaks nothing sends every consumer to review for nothing",
+        DOC_213),
     row("CVN-214", "breaking-under-promise", Evolution, Deny, Live,
         "Checks that no breaking change ships while the version string carries a stability promise.",
         "{subject}: {detail} under the GA version {version}",
@@ -937,4 +939,65 @@ Review the change; if it is safe, exempt the object in config or set this rule's
 ## References
 
 covenant's own addition to the catalogue (DESIGN: nothing unhandled passes silently).
+";
+
+const DOC_212: &str = "\
+## What it checks
+
+Where a document declares its version — a launcher Package's `metadata.version`, a construct's
+`openchoreo.dev/version` — the move between the previous version and this one must be at least
+the bump the contract diff implies: MAJOR for anything removed or tightened, MINOR for
+anything added or loosened, PATCH for no contract change. An update that changes the contract
+without moving the version at all is refused too. For a Package the contract is its
+parameters (names, types, required, defaults).
+
+## Why it matters
+
+Consumers pin a version range; the range is only honest if the version says what changed.
+A breaking change shipped as a minor reaches every consumer pinned to the major.
+
+## Example
+
+```yaml
+# 1.0.0 declares parameter replicas (integer); 1.1.0 removes it
+metadata: {name: webservice, version: \"1.1.0\"}   # refused: implied MAJOR, declared MINOR
+```
+
+## How to fix
+
+Move the version as far as the change implies (`2.0.0` here), or make the change additive.
+`covenant diff OLD NEW` shows every change with its bump.
+
+## References
+
+Seed 001 (Severity is derived, never declared; MAJOR / MINOR / PATCH).
+";
+
+const DOC_213: &str = "\
+## What it checks
+
+The declared version moved further than the contract diff implies: a MAJOR that removes and
+tightens nothing, a MINOR with no addition.
+
+## Why it matters
+
+A major is a decision every consumer has to make; publishing one that breaks nothing is a
+lie about the contract and an upgrade finding nobody can act on (seed 001).
+
+## Example
+
+```yaml
+# only a description changed between 1.2.0 and this
+metadata: {name: webservice, version: \"2.0.0\"}   # warned: implied PATCH, declared MAJOR
+```
+
+## How to fix
+
+Publish the smallest bump the diff implies. If the major is deliberate (a behaviour change the
+schema cannot show), keep it and accept the warning.
+
+## References
+
+Seed 001 (regenerating eight constructs at one number would publish eight 2.0.0s that break
+nothing).
 ";

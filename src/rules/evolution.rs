@@ -90,9 +90,10 @@ pub fn readable(pointer: &str) -> String {
     if pointer.is_empty() {
         return "(root)".into();
     }
-    let mut out = String::new();
+    let mut out = String::with_capacity(pointer.len());
     for token in pointer.split('/').skip(1) {
-        let token = crate::schema::pointer::unescape(token);
+        let token: std::borrow::Cow<'_, str> =
+            if token.contains('~') { crate::schema::pointer::unescape(token).into() } else { token.into() };
         if token == "*" {
             out.push_str("[*]");
         } else {
@@ -175,8 +176,14 @@ pub struct Judged {
     pub bump: Bump,
     /// The rule that refuses it when it breaks.
     pub rule: Option<&'static str>,
-    /// What it says.
-    pub message: String,
+}
+
+impl Judged {
+    /// What it says, in words (built on demand: a large diff has thousands of PATCH rows
+    /// nobody asks to read on the admission path).
+    pub fn message(&self) -> String {
+        describe(&self.change)
+    }
 }
 
 /// Judge every change of a diff.
@@ -185,8 +192,7 @@ pub fn judge(changes: Vec<Change>) -> Vec<Judged> {
         .into_iter()
         .map(|change| {
             let (bump, rule) = classify(change.kind);
-            let message = describe(&change);
-            Judged { change, bump, rule, message }
+            Judged { change, bump, rule }
         })
         .collect()
 }

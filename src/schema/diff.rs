@@ -221,6 +221,10 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
 }
 
 fn node(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+    // Most of a real pair is unchanged: an equal subtree has nothing to report.
+    if old == new {
+        return;
+    }
     types(old, new, at, out);
     enumeration(old, new, at, out);
     optional_string(&old.pattern, &new.pattern, at, "pattern", out, PATTERN);

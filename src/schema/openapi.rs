@@ -122,11 +122,56 @@ fn load_with(
     keep_unknown: bool,
 ) -> Result<Schema, Vec<LoadProblem>> {
     let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new(), keep_unknown };
-    let schema = loader.node(value, at);
+    let schema = loader.node(value, &At::root(at));
     if loader.problems.is_empty() {
         Ok(schema)
     } else {
         Err(loader.problems)
+    }
+}
+
+/// Where the loader stands: the caller's location and the steps below it, borrowed on the
+/// stack. Spelled out as a `Location` (two strings) only for a problem, so a clean schema is
+/// read without building a location per node.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    base: &'a Location,
+    parent: Option<&'a At<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Here,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    fn root(base: &'a Location) -> At<'a> {
+        At { base, parent: None, step: Step::Here }
+    }
+
+    fn key<'b>(&'b self, key: &'b str) -> At<'b> {
+        At { base: self.base, parent: Some(self), step: Step::Key(key) }
+    }
+
+    fn index(&self, index: usize) -> At<'_> {
+        At { base: self.base, parent: Some(self), step: Step::Index(index) }
+    }
+
+    fn location(&self) -> Location {
+        let mut steps = Vec::new();
+        let mut at = Some(self);
+        while let Some(a) = at {
+            steps.push(a.step);
+            at = a.parent;
+        }
+        steps.iter().rev().fold(self.base.clone(), |loc, step| match step {
+            Step::Here => loc,
+            Step::Key(k) => loc.key(k),
+            Step::Index(i) => loc.index(*i),
+        })
     }
 }
 
@@ -156,7 +201,7 @@ impl Loader<'_> {
         self.root.pointer(pointer)
     }
 
-    fn node(&mut self, value: &Value, at: &Location) -> Schema {
+    fn node(&mut self, value: &Value, at: &At<'_>) -> Schema {
         let Some(map) = value.as_object() else {
             if let Value::Bool(b) = value {
                 // JSON Schema's boolean schemas: `true` accepts anything, `false` nothing.
@@ -168,7 +213,7 @@ impl Loader<'_> {
                     };
                 }
             }
-            self.problem(at.clone(), format!("expected a schema mapping, found {}", found(value)));
+            self.problem(at.location(), format!("expected a schema mapping, found {}", found(value)));
             return Schema::any();
         };
         if let Some(reference) = map.get("$ref") {
@@ -177,19 +222,22 @@ impl Loader<'_> {
         self.keywords(map, at)
     }
 
-    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &Location) -> Schema {
+    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &At<'_>) -> Schema {
         let here = at.key("$ref");
         if self.dialect == Dialect::OpenApi {
-            self.problem(here, "\"$ref\" is not allowed in a structural schema (CRD openAPIV3Schema)");
+            self.problem(
+                here.location(),
+                "\"$ref\" is not allowed in a structural schema (CRD openAPIV3Schema)",
+            );
             return Schema::any();
         }
         let Some(name) = reference.as_str() else {
-            self.problem(here, format!("expected a reference string, found {}", found(reference)));
+            self.problem(here.location(), format!("expected a reference string, found {}", found(reference)));
             return Schema::any();
         };
         if self.refs.iter().any(|r| r == name) || self.refs.len() >= MAX_REF_DEPTH {
             self.problem(
-                here,
+                here.location(),
                 format!("\"$ref\": \"{name}\" is recursive; covenant's model holds finite schemas only"),
             );
             return Schema::any();
@@ -200,11 +248,14 @@ impl Loader<'_> {
             } else {
                 "only local references (#/…) are read"
             };
-            self.problem(here, format!("\"$ref\": \"{name}\" cannot be resolved: {hint}"));
+            self.problem(here.location(), format!("\"$ref\": \"{name}\" cannot be resolved: {hint}"));
             return Schema::any();
         };
         let Some(target_map) = target.as_object() else {
-            self.problem(here, format!("\"$ref\": \"{name}\" names {}, not a schema", found(&target)));
+            self.problem(
+                here.location(),
+                format!("\"$ref\": \"{name}\" names {}, not a schema", found(&target)),
+            );
             return Schema::any();
         };
         // The referenced schema with the referring node's own keywords over it (a
@@ -221,7 +272,7 @@ impl Loader<'_> {
         schema
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, at: &Location) -> Schema {
+    fn keywords(&mut self, map: &Map<String, Value>, at: &At<'_>) -> Schema {
         let mut s = Schema::default();
         let mut open = false;
         let mut additional_declared = false;
@@ -236,7 +287,10 @@ impl Loader<'_> {
                             s.properties.insert(name.clone(), child);
                         }
                     }
-                    None => self.problem(here, format!("expected a mapping of schemas, found {}", found(v))),
+                    None => self.problem(
+                        here.location(),
+                        format!("expected a mapping of schemas, found {}", found(v)),
+                    ),
                 },
                 "additionalProperties" => {
                     additional_declared = true;
@@ -247,8 +301,10 @@ impl Loader<'_> {
                     }
                 }
                 "items" => match v {
-                    Value::Array(_) => self
-                        .problem(here, "tuple `items` (a list of schemas) is not supported; use one schema"),
+                    Value::Array(_) => self.problem(
+                        here.location(),
+                        "tuple `items` (a list of schemas) is not supported; use one schema",
+                    ),
                     _ => s.items = Some(Box::new(self.node(v, &here))),
                 },
                 "required" => match v
@@ -256,11 +312,15 @@ impl Loader<'_> {
                     .map(|a| a.iter().map(|k| k.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
                 {
                     Some(Some(keys)) => s.required = keys,
-                    _ => self.problem(here, format!("expected a list of property names, found {}", found(v))),
+                    _ => self.problem(
+                        here.location(),
+                        format!("expected a list of property names, found {}", found(v)),
+                    ),
                 },
                 "enum" => match v.as_array() {
                     Some(a) => s.enumeration = Some(a.clone()),
-                    None => self.problem(here, format!("expected a list of values, found {}", found(v))),
+                    None => self
+                        .problem(here.location(), format!("expected a list of values, found {}", found(v))),
                 },
                 "const" => s.enumeration = Some(vec![v.clone()]),
                 "nullable" => s.nullable = self.boolean(v, here),
@@ -295,7 +355,7 @@ impl Loader<'_> {
                                 s.bounds.exclusive_maximum = true;
                             }
                         }
-                        _ => self.problem(here, format!("expected a boolean, found {}", found(v))),
+                        _ => self.problem(here.location(), format!("expected a boolean, found {}", found(v))),
                     }
                 }
                 "multipleOf" => s.bounds.multiple_of = self.number(v, here),
@@ -322,7 +382,10 @@ impl Loader<'_> {
                     .map(|a| a.iter().map(|k| k.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
                 {
                     Some(Some(keys)) => s.list_map_keys = keys,
-                    _ => self.problem(here, format!("expected a list of key names, found {}", found(v))),
+                    _ => self.problem(
+                        here.location(),
+                        format!("expected a list of key names, found {}", found(v)),
+                    ),
                 },
                 "x-kubernetes-validations" => s.validations = self.cel_rules(v, &here),
                 "$defs" | "definitions" if self.dialect == Dialect::JsonSchema => {
@@ -341,7 +404,10 @@ impl Loader<'_> {
                         }
                         self.problems.extend(scratch.problems);
                     } else {
-                        self.problem(here, format!("expected a mapping of schemas, found {}", found(v)));
+                        self.problem(
+                            here.location(),
+                            format!("expected a mapping of schemas, found {}", found(v)),
+                        );
                     }
                 }
                 k if self.dialect == Dialect::JsonSchema
@@ -365,7 +431,10 @@ impl Loader<'_> {
                         Dialect::OpenApi => "an OpenAPI v3 structural schema",
                         Dialect::JsonSchema => "covenant's JSON Schema reader",
                     };
-                    self.problem(here, format!("keyword \"{other}\" is not known to {what}{hint}"));
+                    self.problem(
+                        here.location(),
+                        format!("keyword \"{other}\" is not known to {what}{hint}"),
+                    );
                 }
             }
         }
@@ -382,7 +451,7 @@ impl Loader<'_> {
         s
     }
 
-    fn types(&mut self, v: &Value, here: &Location, s: &mut Schema) {
+    fn types(&mut self, v: &Value, here: &At<'_>, s: &mut Schema) {
         let names: Vec<&Value> = match v {
             Value::Array(a) if self.dialect == Dialect::JsonSchema => a.iter().collect(),
             other => vec![other],
@@ -394,23 +463,23 @@ impl Loader<'_> {
                     Some(t) if !s.types.contains(&t) => s.types.push(t),
                     Some(_) => {}
                     None => self.problem(
-                        here.clone(),
+                        here.location(),
                         format!("unsupported type \"{t}\"; expected string, integer, number, boolean, array or object"),
                     ),
                 },
-                None => self.problem(here.clone(), format!("expected a type name, found {}", found(name))),
+                None => self.problem(here.location(), format!("expected a type name, found {}", found(name))),
             }
         }
     }
 
-    fn members(&mut self, v: &Value, here: &Location) -> Vec<Schema> {
+    fn members(&mut self, v: &Value, here: &At<'_>) -> Vec<Schema> {
         match v.as_array() {
             Some(a) if !a.is_empty() => {
                 a.iter().enumerate().map(|(i, m)| self.node(m, &here.index(i))).collect()
             }
             _ => {
                 self.problem(
-                    here.clone(),
+                    here.location(),
                     format!("expected a non-empty list of schemas, found {}", found(v)),
                 );
                 Vec::new()
@@ -418,16 +487,16 @@ impl Loader<'_> {
         }
     }
 
-    fn cel_rules(&mut self, v: &Value, here: &Location) -> Vec<CelRule> {
+    fn cel_rules(&mut self, v: &Value, here: &At<'_>) -> Vec<CelRule> {
         let Some(items) = v.as_array() else {
-            self.problem(here.clone(), format!("expected a list of rules, found {}", found(v)));
+            self.problem(here.location(), format!("expected a list of rules, found {}", found(v)));
             return Vec::new();
         };
         let mut rules = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let at = here.index(i);
             let Some(m) = item.as_object() else {
-                self.problem(at, format!("expected a rule mapping, found {}", found(item)));
+                self.problem(at.location(), format!("expected a rule mapping, found {}", found(item)));
                 continue;
             };
             let mut rule = CelRule::default();
@@ -446,7 +515,7 @@ impl Loader<'_> {
                             .map(|n| format!("; did you mean \"{n}\"?"))
                             .unwrap_or_default();
                         self.problem(
-                            kat,
+                            kat.location(),
                             format!(
                                 "key \"{other}\" is not declared (allowed: {}){hint}",
                                 CEL_KEYS.join(", ")
@@ -456,58 +525,61 @@ impl Loader<'_> {
                 }
             }
             if rule.rule.is_empty() {
-                self.problem(at, "a validation rule needs a non-empty \"rule\"");
+                self.problem(at.location(), "a validation rule needs a non-empty \"rule\"");
             }
             rules.push(rule);
         }
         rules
     }
 
-    fn string(&mut self, v: &Value, here: Location) -> Option<String> {
+    fn string(&mut self, v: &Value, here: At<'_>) -> Option<String> {
         match v {
             Value::String(s) => Some(s.clone()),
             _ => {
-                self.problem(here, format!("expected a string, found {}", found(v)));
+                self.problem(here.location(), format!("expected a string, found {}", found(v)));
                 None
             }
         }
     }
 
-    fn boolean(&mut self, v: &Value, here: Location) -> bool {
+    fn boolean(&mut self, v: &Value, here: At<'_>) -> bool {
         match v {
             Value::Bool(b) => *b,
             _ => {
-                self.problem(here, format!("expected a boolean, found {}", found(v)));
+                self.problem(here.location(), format!("expected a boolean, found {}", found(v)));
                 false
             }
         }
     }
 
-    fn number(&mut self, v: &Value, here: Location) -> Option<f64> {
+    fn number(&mut self, v: &Value, here: At<'_>) -> Option<f64> {
         match v.as_f64() {
             Some(n) => Some(n),
             None => {
-                self.problem(here, format!("expected a number, found {}", found(v)));
+                self.problem(here.location(), format!("expected a number, found {}", found(v)));
                 None
             }
         }
     }
 
-    fn count(&mut self, v: &Value, here: Location) -> Option<u64> {
+    fn count(&mut self, v: &Value, here: At<'_>) -> Option<u64> {
         match v.as_u64() {
             Some(n) => Some(n),
             None => {
-                self.problem(here, format!("expected a non-negative integer, found {}", found(v)));
+                self.problem(here.location(), format!("expected a non-negative integer, found {}", found(v)));
                 None
             }
         }
     }
 
-    fn choice(&mut self, v: &Value, here: Location, allowed: &[&str]) -> Option<String> {
+    fn choice(&mut self, v: &Value, here: At<'_>, allowed: &[&str]) -> Option<String> {
         match v.as_str() {
             Some(s) if allowed.contains(&s) => Some(s.to_string()),
             _ => {
-                self.problem(here, format!("expected one of {}, found {}", allowed.join(", "), found(v)));
+                self.problem(
+                    here.location(),
+                    format!("expected one of {}, found {}", allowed.join(", "), found(v)),
+                );
                 None
             }
         }

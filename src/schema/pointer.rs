@@ -2,6 +2,9 @@
 
 /// Escape one pointer token (`~` → `~0`, `/` → `~1`).
 pub fn escape(token: &str) -> String {
+    if !token.contains(['~', '/']) {
+        return token.to_string();
+    }
     token.replace('~', "~0").replace('/', "~1")
 }
 

@@ -1,0 +1,70 @@
+//! Criterion bench: the contract diff of two CRD versions against the cost of parsing them.
+//! The largest pair of the crd-history corpus (kyverno ClusterPolicy v1.12.0 → v1.13.0,
+//! 1.2 MB → 1.4 MB of YAML, 1700+ change sites) and a typical one (cert-manager Issuer
+//! v1.13.0 → v1.14.0). The target: the diff costs no more than the parse.
+
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use serde_json::Value;
+use std::hint::black_box;
+
+use covenant::families::schema_bearing::evolve;
+
+const PAIRS: [(&str, &str, &str); 2] = [
+    ("kyverno_1.2MB", "kyverno/clusterpolicies/v1.12.0.yaml", "kyverno/clusterpolicies/v1.13.0.yaml"),
+    (
+        "gateway_gatewayclasses",
+        "gateway-api/gatewayclasses-standard/v1.1.1.yaml",
+        "gateway-api/gatewayclasses-standard/v1.2.0.yaml",
+    ),
+];
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crd-history").join(rel),
+    )
+    .unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn parse(text: &str) -> Value {
+    covenant::source::parse_stream(text).0.into_iter().next().unwrap().value
+}
+
+fn evolution(c: &mut Criterion) {
+    let mut g = c.benchmark_group("crd_diff");
+    g.sample_size(20);
+    for (name, old, new) in PAIRS {
+        let (old_text, new_text) = (read(old), read(new));
+        let (old_doc, new_doc) = (parse(&old_text), parse(&new_text));
+        let e = evolve(&old_doc, &new_doc);
+        assert!(e.unreadable.is_empty(), "{name}: {:?}", e.unreadable);
+        // YAML with positions, as `covenant check` reads files.
+        g.bench_with_input(
+            BenchmarkId::new("parse_yaml_both", name),
+            &(&old_text, &new_text),
+            |b, (o, n)| b.iter(|| (parse(black_box(o)), parse(black_box(n)))),
+        );
+        // JSON, as the webhook receives the same objects.
+        let (old_json, new_json) = (old_doc.to_string(), new_doc.to_string());
+        g.bench_with_input(
+            BenchmarkId::new("parse_json_both", name),
+            &(&old_json, &new_json),
+            |b, (o, n)| {
+                b.iter(|| {
+                    (
+                        serde_json::from_str::<Value>(black_box(o)).unwrap(),
+                        serde_json::from_str::<Value>(black_box(n)).unwrap(),
+                    )
+                })
+            },
+        );
+        g.bench_with_input(BenchmarkId::new("diff", name), &(&old_doc, &new_doc), |b, (o, n)| {
+            b.iter(|| evolve(black_box(o), black_box(n)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, evolution);
+criterion_main!(benches);

@@ -1,0 +1,223 @@
+//! The evolution faces end to end: `covenant diff` in its three outputs and exit codes,
+//! `covenant check --base` from a directory and from a git ref, the live-object check from
+//! `--context`, and a real CRD UPDATE review through the webhook over TLS.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn covenant() -> Command {
+    Command::cargo_bin("covenant").unwrap()
+}
+
+fn peer(path: &str) -> PathBuf {
+    common::fixtures().join("peer-cases").join(path)
+}
+
+fn rules_fixture(rule: &str, file: &str) -> PathBuf {
+    common::fixtures().join("rules").join(rule).join(file)
+}
+
+fn stdout(cmd: &mut Command, code: i32) -> String {
+    String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
+    let (old, new) =
+        (peer("crdify/e2e/enumvalueremoved/old.yaml"), peer("crdify/e2e/enumvalueremoved/new.yaml"));
+    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&new), 1);
+    assert!(text.starts_with("CustomResourceDefinition memcacheds.cache.example.com\n"), "{text}");
+    assert!(text.contains("v1alpha1  MAJOR  CVN-204  enum-value-removed"), "{text}");
+    assert!(
+        text.contains("implied: MAJOR   declared: none   verdict: ok   refused by policy (always): 1"),
+        "{text}"
+    );
+
+    // The JSON contract.
+    let json: Value =
+        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
+            .unwrap();
+    assert_eq!(json["implied"], "MAJOR");
+    assert_eq!(json["declared"], Value::Null);
+    assert_eq!(json["verdict"], "ok");
+    let change = &json["changes"][0];
+    for key in ["pointer", "change", "bump", "rule", "before", "after", "message", "version"] {
+        assert!(change.get(key).is_some(), "{key} missing from {change}");
+    }
+    assert_eq!(change["pointer"], "/spec/mode");
+    assert_eq!(change["change"], "enum-value-removed");
+    assert_eq!(change["bump"], "MAJOR");
+    assert_eq!(change["rule"], "CVN-204");
+    assert_eq!(change["before"], "Unmanaged");
+    assert_eq!(change["version"], "v1alpha1");
+
+    // An additive change passes; the pull-request body shows the rows that change nothing.
+    let (old, new) = (peer("crdify/e2e/enumvalueadded/old.yaml"), peer("crdify/e2e/enumvalueadded/new.yaml"));
+    let md = stdout(covenant().args(["diff", "--output", "markdown"]).arg(&old).arg(&new), 0);
+    assert!(md.starts_with("## Contract diff: CustomResourceDefinition"), "{md}");
+    assert!(md.contains("**Implied bump: MINOR**"), "{md}");
+    assert!(md.contains("### Additions (MINOR)"), "{md}");
+    let (old, new) =
+        (peer("crdify/e2e/descriptionchanged/old.yaml"), peer("crdify/e2e/descriptionchanged/new.yaml"));
+    let md = stdout(covenant().args(["diff", "--output", "markdown"]).arg(&old).arg(&new), 0);
+    assert!(md.contains("### No contract change (PATCH)"), "{md}");
+}
+
+#[test]
+fn diff_of_packages_compares_the_declared_bump_with_the_implied_one() {
+    let (old, new) = (rules_fixture("CVN-212", "base.yaml"), rules_fixture("CVN-212", "input.yaml"));
+    let json: Value =
+        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
+            .unwrap();
+    assert_eq!(
+        (json["implied"].as_str(), json["declared"].as_str(), json["verdict"].as_str()),
+        (Some("MAJOR"), Some("MINOR"), Some("bump-too-small"))
+    );
+    let (old, new) = (rules_fixture("CVN-213", "base.yaml"), rules_fixture("CVN-213", "input.yaml"));
+    let json: Value =
+        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
+            .unwrap();
+    assert_eq!(json["verdict"], "bump-too-large");
+    // Mismatched kinds are an input error naming both.
+    let out = covenant()
+        .args(["diff"])
+        .arg(&old)
+        .arg(peer("crdify/e2e/enumvalueadded/new.yaml"))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("covenant diff compares two"), "{err}");
+}
+
+#[test]
+fn check_with_a_base_directory_runs_the_evolution_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head) = (dir.path().join("base"), dir.path().join("head"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&head).unwrap();
+    std::fs::copy(rules_fixture("CVN-205", "base.yaml"), base.join("widgets.yaml")).unwrap();
+    std::fs::copy(rules_fixture("CVN-205", "input.yaml"), head.join("widgets.yaml")).unwrap();
+    // Without a base the document is a create: nothing to diff.
+    covenant().arg("check").arg(&head).assert().success();
+    let text = stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base), 1);
+    assert!(text.contains("error[CVN-205]"), "{text}");
+    assert!(text.contains("maxLength of \"spec.name\" changed from 63 to 40"), "{text}");
+    // With the live objects, the failing one is named (CVN-215).
+    let text = stdout(
+        covenant()
+            .arg("check")
+            .arg(&head)
+            .arg("--base")
+            .arg(&base)
+            .arg("--context")
+            .arg(rules_fixture("CVN-215", "context")),
+        1,
+    );
+    assert!(text.contains("error[CVN-215]") && text.contains("shop/long at /spec/name"), "{text}");
+    // When every live object satisfies it, the tightening is allowed with a warning.
+    let ok = dir.path().join("ok");
+    std::fs::create_dir_all(&ok).unwrap();
+    let objects = std::fs::read_to_string(rules_fixture("CVN-215", "context/widgets.yaml")).unwrap();
+    std::fs::write(ok.join("w.yaml"), objects.split("---").next().unwrap()).unwrap();
+    let text =
+        stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base).arg("--context").arg(&ok), 0);
+    assert!(text.contains("warning[CVN-205]") && text.contains("warning[CVN-215]"), "{text}");
+    assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Process::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
+    if Process::new("git").arg("--version").output().is_err() {
+        panic!("git is required for this test");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q"]);
+    git(repo, &["config", "user.email", "ci@example.com"]);
+    git(repo, &["config", "user.name", "ci"]);
+    std::fs::create_dir_all(repo.join("crds")).unwrap();
+    std::fs::copy(rules_fixture("CVN-204", "base.yaml"), repo.join("crds/widgets.yaml")).unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "-q", "main-before"]);
+    std::fs::copy(rules_fixture("CVN-204", "input.yaml"), repo.join("crds/widgets.yaml")).unwrap();
+    std::fs::write(
+        repo.join("crds/new.yaml"),
+        std::fs::read_to_string(rules_fixture("CVN-201", "base.yaml")).unwrap().replace("widgets", "gadgets"),
+    )
+    .unwrap();
+    let text = stdout(covenant().current_dir(repo).args(["check", "crds", "--base", "main-before"]), 1);
+    assert!(text.contains("crds/widgets.yaml") && text.contains("error[CVN-204]"), "{text}");
+    assert!(text.contains("enum value \"large\" was removed"), "{text}");
+    assert!(!text.contains("new.yaml"), "a file the ref lacks is new, with no base: {text}");
+    // An unknown ref is an input error.
+    let out = covenant()
+        .current_dir(repo)
+        .args(["check", "crds", "--base", "no-such-ref"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("not a directory, and not a git ref"));
+}
+
+#[tokio::test]
+async fn a_crd_update_review_is_judged_over_tls() {
+    let server = common::TestServer::start().await;
+    // A real 390 KB review: Gateway API HTTPRoute v1.2.0 → v1.3.0 as a CRD UPDATE.
+    let body = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
+    let resp = common::post(&server.h2(), &server.url("/api/v0/validate?timeout=10s"), body).await;
+    assert_eq!(resp.status(), 200);
+    let got: Value = resp.json().await.unwrap();
+    let r = &got["response"];
+    // The offline server has no live objects, so every breaking change stands.
+    let causes = r["status"]["details"]["causes"].as_array().cloned().unwrap_or_default();
+    let reasons: std::collections::BTreeSet<&str> =
+        causes.iter().filter_map(|c| c["reason"].as_str()).collect();
+    let (old, new): (Value, Value) = {
+        let v: Value = serde_json::from_slice(
+            &std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap(),
+        )
+        .unwrap();
+        (v["request"]["oldObject"].clone(), v["request"]["object"].clone())
+    };
+    let e = covenant::families::schema_bearing::evolve(&old, &new);
+    let expected_deny = e.implied() == covenant::versioning::Bump::Major;
+    assert_eq!(r["allowed"], !expected_deny, "{reasons:?}");
+    if expected_deny {
+        assert!(!reasons.is_empty());
+        assert!(reasons.iter().all(|r| r.starts_with("CVN-2")), "{reasons:?}");
+    }
+    // A CRD UPDATE that only adds is allowed.
+    let old: Value = serde_yaml_like(&peer("crdify/e2e/enumvalueadded/old.yaml"));
+    let new: Value = serde_yaml_like(&peer("crdify/e2e/enumvalueadded/new.yaml"));
+    let mut review = common::review("u-crd", "apiextensions.k8s.io", "CustomResourceDefinition", new);
+    review["request"]["operation"] = "UPDATE".into();
+    review["request"]["oldObject"] = old;
+    review["request"]["namespace"] = Value::Null;
+    let got: Value = common::post(&server.h1(), &server.url("/api/v0/validate"), review.to_string())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got["response"]["allowed"], true, "{got}");
+}
+
+fn serde_yaml_like(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    covenant::source::parse_stream(&text).0.remove(0).value
+}
