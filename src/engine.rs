@@ -81,6 +81,8 @@ pub struct Engine {
     rules: RuleSet,
     families: FamilyTable,
     exemptions: Vec<Exemption>,
+    lookup_budget: std::time::Duration,
+    failure_policy: crate::config::FailurePolicy,
 }
 
 impl Engine {
@@ -106,7 +108,13 @@ impl Engine {
         if config.families.contains("launcher") {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }
-        Engine { rules: config.rules.clone(), families, exemptions: config.exemptions.clone() }
+        Engine {
+            rules: config.rules.clone(),
+            families,
+            exemptions: config.exemptions.clone(),
+            lookup_budget: config.lookup_budget,
+            failure_policy: config.failure_policy,
+        }
     }
 
     /// The rule selection in force.
@@ -120,6 +128,10 @@ impl Engine {
             return Verdict { exempted: Some(e.reason.clone()), ..Verdict::default() };
         }
         let mut cx = Context::new(&self.rules, cluster);
+        // The webhook stamps what is left of the request's deadline; a file has the
+        // configured budget.
+        cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
+        cx.failure_policy = self.failure_policy;
         let family = if !subject.gvk.kind.is_empty() {
             self.families.by_kind(&subject.gvk.group, &subject.gvk.kind)
         } else {

@@ -57,13 +57,23 @@ pub struct Context<'a> {
     rules: &'a RuleSet,
     /// Cluster state, for rules that need it.
     pub cluster: &'a dyn ClusterView,
+    /// What the rules that look up cluster state may spend, together.
+    pub budget: Option<std::time::Duration>,
+    /// What a lookup that fails does.
+    pub failure_policy: crate::config::FailurePolicy,
     findings: Vec<Finding>,
 }
 
 impl<'a> Context<'a> {
     /// A context over the given rule selection and cluster view.
     pub fn new(rules: &'a RuleSet, cluster: &'a dyn ClusterView) -> Context<'a> {
-        Context { rules, cluster, findings: Vec::new() }
+        Context {
+            rules,
+            cluster,
+            budget: None,
+            failure_policy: crate::config::FailurePolicy::Deny,
+            findings: Vec::new(),
+        }
     }
 
     /// Whether the rule runs; lets a family skip work for rules that are off.

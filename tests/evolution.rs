@@ -133,6 +133,43 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
 }
 
+#[test]
+fn a_lookup_that_cannot_finish_in_budget_follows_the_failure_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = |f: &str| rules_fixture("CVN-901", f);
+    for (policy, code, rule_level) in [("deny", 1, "error"), ("allow", 0, "warning")] {
+        let config = dir.path().join(format!("{policy}.yaml"));
+        std::fs::write(
+            &config,
+            format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\ncluster:\n  lookupBudget: 0s\n  failurePolicy: {policy}\n"),
+        )
+        .unwrap();
+        let text = stdout(
+            covenant()
+                .arg("check")
+                .arg(fixture("input.yaml"))
+                .arg("--base")
+                .arg(dir_of(&fixture("base.yaml"), dir.path()))
+                .arg("--context")
+                .arg(fixture("context"))
+                .arg("--config")
+                .arg(&config),
+            code,
+        );
+        assert!(text.contains(&format!("{rule_level}[CVN-901]")), "{policy}: {text}");
+        assert!(text.contains(&format!("{rule_level}[CVN-205]")), "{policy}: {text}");
+        assert!(!text.contains("[CVN-215]"), "{policy}: nothing was listed, so nothing is claimed: {text}");
+    }
+}
+
+/// A directory holding only `file`, as `--base` reads directories.
+fn dir_of(file: &Path, scratch: &Path) -> PathBuf {
+    let d = scratch.join("base");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(file, d.join("base.yaml")).unwrap();
+    d
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Process::new("git").arg("-C").arg(dir).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));

@@ -498,7 +498,7 @@ impl Family for SchemaBearing {
         let (Some(new), Some(old)) = (&subject.object, &subject.old_object) else { return };
         let (Ok(new), Ok(old)) = (new.value(), old.value()) else { return };
         let evolution = evolve(old, new);
-        self.report(&evolution, new, subject, cx);
+        self.report(&evolution, new, cx);
     }
 }
 
@@ -517,7 +517,7 @@ impl SchemaBearing {
         }
     }
 
-    fn report(&self, evolution: &Evolution, new: &Value, subject: &Subject, cx: &mut Context<'_>) {
+    fn report(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
@@ -525,7 +525,7 @@ impl SchemaBearing {
         for s in &evolution.structural {
             report_structural(s.clone(), &evolution.subject(None), cx);
         }
-        let live = self.live_check(evolution, new, subject, cx);
+        let live = self.live_check(evolution, new, cx);
         for v in &evolution.versions {
             let raw = new.pointer(&format!("/spec/versions/{}/schema/openAPIV3Schema", v.index));
             let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
@@ -564,13 +564,7 @@ impl SchemaBearing {
     /// CVN-215: the live objects of every version that tightened, against its new schema.
     /// Returns which versions every live object satisfies; `None` when no cluster state was
     /// available (the tightening findings then stand as they are).
-    fn live_check(
-        &self,
-        evolution: &Evolution,
-        new: &Value,
-        subject: &Subject,
-        cx: &mut Context<'_>,
-    ) -> Option<LiveOutcome> {
+    fn live_check(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) -> Option<LiveOutcome> {
         if self.stability != Stability::Always || !cx.runs("CVN-215") {
             return None;
         }
@@ -584,21 +578,30 @@ impl SchemaBearing {
         }
         let group = text(new, "/spec/group");
         let kind = text(new, "/spec/names/kind");
-        let objects = match cx.cluster.list(&group, &kind, None, subject.budget) {
+        let budget = cx.budget;
+        let objects = match cx.cluster.list(&group, &kind, None, budget) {
             Ok(objects) => objects,
+            // No cluster state at all (offline): the tightening findings stand as they are.
             Err(LookupError::Unavailable { .. }) => return None,
             Err(e) => {
+                // The lookup could not finish in budget: the failure policy decides, for the
+                // lookup and for the tightenings it could not clear.
+                let allow = cx.failure_policy == crate::config::FailurePolicy::Allow;
+                let budget_text = budget
+                    .map(|b| humantime::format_duration(b).to_string())
+                    .unwrap_or_else(|| "its budget".into());
+                let policy = if allow { "allow: admitted with this warning" } else { "deny" };
                 let args = vec![
                     ("rule", "CVN-215".to_string()),
                     ("resource", format!("{kind}.{group}")),
-                    (
-                        "budget",
-                        subject.budget.map(|b| format!("{b:?}")).unwrap_or_else(|| "its budget".into()),
-                    ),
+                    ("budget", budget_text),
                     ("reason", e.to_string()),
+                    ("policy", policy.to_string()),
                 ];
-                cx.report("CVN-901", "", args);
-                return None;
+                cx.report_change("CVN-901", "", args, None, allow.then_some(Action::Warn));
+                return allow.then(|| LiveOutcome {
+                    satisfied: evolution.versions.iter().map(|v| v.version.clone()).collect(),
+                });
             }
         };
         let mut outcome = LiveOutcome::default();

@@ -222,10 +222,11 @@ pub static CATALOG: &[RuleMeta] = &[
     row("CVN-502", "version-labels", Mutation, Mutate, Planned,
         "Adds the name and version labels from the version annotation.",
         "labelled {label}", "", ""),
-    row("CVN-901", "lookup-unavailable", Engine, Deny, Planned,
+    row("CVN-901", "lookup-unavailable", Engine, Deny, Live,
         "Reports a rule that could not get the cluster state it needs within its budget.",
-        "{rule} could not look up {resource} within {budget}: {reason}",
-        "retry, or set the failure policy", ""),
+        "{rule} could not look up {resource} within {budget}: {reason}; failure policy {policy}",
+        "retry, raise cluster.lookupBudget, or set cluster.failurePolicy",
+        DOC_901),
 ];
 
 const DOC_101: &str = "\
@@ -1000,4 +1001,43 @@ schema cannot show), keep it and accept the warning.
 
 Seed 001 (regenerating eight constructs at one number would publish eight 2.0.0s that break
 nothing).
+";
+
+const DOC_901: &str = "\
+## What it checks
+
+A rule that needs cluster state (CVN-215 lists the live custom resources of a CRD whose schema
+tightens) asks the cluster view within the request's budget: what is left of the
+apiserver's `?timeout=` minus a margin to answer in, capped by `cluster.lookupBudget` (for
+`covenant check`, the configured budget). When the lookup cannot finish in time, this rule
+reports it, and `cluster.failurePolicy` decides: `deny` refuses the object (and the
+tightening the lookup could not clear stays refused), `allow` admits it with this warning
+(and the tightening with warnings). Without any cluster state (`--offline`, or `check`
+without `--context`) nothing is looked up and the tightening findings stand as they are.
+
+## Why it matters
+
+A webhook that hangs past the apiserver's deadline fails the request anyway, and a guess
+about objects nobody listed is worse than either answer. The policy makes the trade-off
+explicit and visible.
+
+## Example
+
+```yaml
+apiVersion: covenant.dev/v1alpha1
+kind: Config
+cluster:
+  lookupBudget: 2s
+  failurePolicy: deny   # a CRD tightening whose live objects cannot be listed in 2s is refused
+```
+
+## How to fix
+
+Retry once the cluster answers; raise `cluster.lookupBudget` (within the webhook's
+`timeoutSeconds`); or choose `failurePolicy: allow` where availability matters more than the
+check.
+
+## References
+
+DESIGN (Apply order, reliability: a slow lookup degrades to the failure policy, never a hang).
 ";
