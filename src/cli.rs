@@ -152,7 +152,7 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Files or directories (recursively *.yaml, *.yml, *.json); `-` reads stdin.
-    #[arg(required = true)]
+    #[arg(required_unless_present_any = ["registries", "dialects"])]
     pub paths: Vec<PathBuf>,
     /// Config file; default: the embedded default.
     #[arg(long)]
@@ -183,6 +183,14 @@ pub struct CheckArgs {
     /// (repeatable; later files win). Placeholders are substituted before type checks.
     #[arg(long, value_name = "FILE")]
     pub values: Vec<PathBuf>,
+    /// A `kind: Registry` file (repeatable): its types join the namespace Applications are
+    /// checked against, and the file itself is checked against the type-name covenant.
+    #[arg(long = "registry", value_name = "FILE")]
+    pub registries: Vec<PathBuf>,
+    /// A `kind: Dialect` declaration (repeatable): its reserved, shadowed and custom types
+    /// join the namespace, and the declaration itself is checked.
+    #[arg(long = "dialect", value_name = "FILE")]
+    pub dialects: Vec<PathBuf>,
 }
 
 /// Output formats of `covenant diff`.
@@ -339,11 +347,28 @@ fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let config = load_config(args.config.as_ref())?;
+    let mut config = load_config(args.config.as_ref())?;
+    // Registries and dialects join the namespace, and are checked as documents themselves.
+    let mut declaration_files = Vec::new();
+    for (path, kind) in
+        args.registries.iter().map(|p| (p, "Registry")).chain(args.dialects.iter().map(|p| (p, "Dialect")))
+    {
+        for (name, doc) in read_documents(path)? {
+            let found = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or("(none)");
+            if found != kind {
+                bail!(
+                    "{name}: --{} expects kind: {kind} documents, found kind {found}",
+                    kind.to_ascii_lowercase()
+                );
+            }
+        }
+        config.registry.add_file(path)?;
+        declaration_files.push(path.clone());
+    }
     let engine = Engine::with_inputs(&config, launcher_inputs(&args)?);
     let cluster = load_cluster(args.context.as_ref())?;
     let mut sources = Vec::new();
-    for path in &args.paths {
+    for path in args.paths.iter().chain(&declaration_files) {
         if path.as_os_str() == "-" {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text).context("cannot read stdin")?;

@@ -98,6 +98,29 @@ pub struct Hint {
     pub message: String,
 }
 
+/// The API kind a kind-named type projects.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKind {
+    /// API group (`""` for the core group).
+    #[serde(default)]
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+}
+
+impl std::fmt::Display for ApiKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}/{}", self.version, self.kind)
+        } else {
+            write!(f, "{}/{} {}", self.group, self.version, self.kind)
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TypeEntry {
@@ -108,6 +131,12 @@ struct TypeEntry {
     schema: Option<Value>,
     #[serde(default)]
     hints: Vec<Hint>,
+    #[serde(default)]
+    projects: Option<ApiKind>,
+    #[serde(default)]
+    upstreams: Option<String>,
+    #[serde(default)]
+    prefix_reason: Option<String>,
 }
 
 /// One registered launcher type.
@@ -123,9 +152,78 @@ pub struct LauncherType {
     pub schema: Option<Schema>,
     /// Hints for refused keys.
     pub hints: Vec<Hint>,
-    /// The registry that declared it.
+    /// The registry or dialect that declared it (`registry builtin-launcher`,
+    /// `dialect acme`).
     pub origin: String,
+    /// The file (or document name) the declaration is in.
+    pub file: String,
+    /// The declaration's pointer in its document (`/types/3`).
+    pub pointer: String,
+    /// For a kind-named type: the API kind it projects.
+    pub projects: Option<ApiKind>,
+    /// The dialect whose feature this type upstreams with the same semantics (seed 000,
+    /// Upstream-or-rename).
+    pub upstreams: Option<String>,
+    /// Why a vendor prefix is needed although no registered type has the bare name
+    /// (`fluxcd-kustomization`: bare `kustomization` collides with kustomization.yaml).
+    pub prefix_reason: Option<String>,
 }
+
+/// A name a dialect reserves or shadows, with the dialect's schema for it when given.
+#[derive(Clone, Debug)]
+pub struct DialectName {
+    /// The type name.
+    pub name: String,
+    /// Its category.
+    pub category: TypeCategory,
+    /// What the dialect's type accepts; `None`: not stated.
+    pub schema: Option<Schema>,
+    /// Its pointer in the dialect document.
+    pub pointer: String,
+}
+
+/// A dialect that extends the launcher's model: its declaration, as data (`kind: Dialect`).
+#[derive(Clone, Debug)]
+pub struct Dialect {
+    /// Its name.
+    pub name: String,
+    /// What it extends (`launcher.gokure.dev/v1alpha1`).
+    pub extends: String,
+    /// Names in active use downstream: reserved, with every `.v<N>` generation.
+    pub reserved: Vec<DialectName>,
+    /// Launcher names the dialect also defines; each must stay a compatible superset.
+    pub shadowed: Vec<DialectName>,
+    /// The file it was read from.
+    pub file: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // apiVersion and kind are checked by strict::decode
+struct DialectFile {
+    api_version: String,
+    kind: String,
+    metadata: Metadata,
+    extends: String,
+    #[serde(default)]
+    reserved: Vec<DialectEntry>,
+    #[serde(default)]
+    shadowed: Vec<DialectEntry>,
+    #[serde(default)]
+    types: Vec<TypeEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DialectEntry {
+    name: String,
+    category: TypeCategory,
+    #[serde(default)]
+    schema: Option<Value>,
+}
+
+/// The one format a dialect may extend.
+pub const LAUNCHER_FORMAT: &str = "launcher.gokure.dev/v1alpha1";
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -146,7 +244,6 @@ struct RegistryFile {
 
 #[derive(Debug, Deserialize)]
 struct Metadata {
-    #[allow(dead_code)]
     name: String,
 }
 
@@ -155,8 +252,13 @@ struct Metadata {
 pub struct Registry {
     /// Versioned schemas by name.
     pub versioned: BTreeMap<String, VersionedSchema>,
-    /// Launcher types by category and name.
+    /// Launcher types by category and name (a later declaration replaces an earlier one).
     pub launcher: BTreeMap<(TypeCategory, String), LauncherType>,
+    /// Every type declaration, in load order, none replaced: what the type-name covenant
+    /// holds against each other.
+    pub declarations: Vec<LauncherType>,
+    /// The dialect declarations given.
+    pub dialects: Vec<Dialect>,
 }
 
 /// A registry that could not be read.
@@ -219,33 +321,7 @@ impl Registry {
                     message: format!("key \"{}\" appears twice (first at line {})", d.key, d.first.line),
                 });
             }
-            match strict::decode::<RegistryFile>(&doc.value, "Registry", Some(&doc.positions)) {
-                Ok(file) => {
-                    for entry in file.versioned {
-                        self.versioned.insert(entry.schema.clone(), entry);
-                    }
-                    let base = Location::new("/fragments", "fragments");
-                    for (fname, v) in &file.fragments {
-                        load_schema(v, &base.key(fname), &doc.positions, &mut problems);
-                    }
-                    let base = Location::new("/types", "types");
-                    for (i, entry) in file.types.into_iter().enumerate() {
-                        let schema = entry.schema.as_ref().and_then(|v| {
-                            load_schema(v, &base.index(i).key("schema"), &doc.positions, &mut problems)
-                        });
-                        let t = LauncherType {
-                            name: entry.name,
-                            category: entry.category,
-                            tier: entry.tier,
-                            schema,
-                            hints: entry.hints,
-                            origin: name.to_string(),
-                        };
-                        self.launcher.insert((t.category, t.name.clone()), t);
-                    }
-                }
-                Err(p) => problems.extend(p),
-            }
+            self.add_document(name, &doc.value, &doc.positions, &mut problems);
         }
         if problems.is_empty() {
             Ok(())
@@ -275,6 +351,125 @@ fn load_schema(
 }
 
 impl Registry {
+    /// Add one `Registry` or `Dialect` document (already parsed), collecting its problems.
+    pub fn add_document(
+        &mut self,
+        name: &str,
+        value: &Value,
+        positions: &Positions,
+        problems: &mut Vec<Problem>,
+    ) {
+        if value.get("kind").and_then(Value::as_str) == Some("Dialect") {
+            match strict::decode::<DialectFile>(value, "Dialect", Some(positions)) {
+                Ok(file) => self.add_dialect(name, file, positions, problems),
+                Err(p) => problems.extend(p),
+            }
+            return;
+        }
+        match strict::decode::<RegistryFile>(value, "Registry", Some(positions)) {
+            Ok(file) => {
+                for entry in file.versioned {
+                    self.versioned.insert(entry.schema.clone(), entry);
+                }
+                let base = Location::new("/fragments", "fragments");
+                for (fname, v) in &file.fragments {
+                    load_schema(v, &base.key(fname), positions, problems);
+                }
+                let origin = match &file.metadata {
+                    Some(m) => format!("registry {}", m.name),
+                    None => format!("registry {name}"),
+                };
+                self.add_types(name, &origin, file.types, positions, problems);
+            }
+            Err(p) => problems.extend(p),
+        }
+    }
+
+    /// The registry without what `origin` (`registry x`, `dialect y`) declared: what a
+    /// document of that origin is held against when it is itself being checked.
+    pub fn without_origin(&self, origin: &str) -> Registry {
+        let mut r = self.clone();
+        r.declarations.retain(|t| t.origin != origin);
+        r.launcher.retain(|_, t| t.origin != origin);
+        r.dialects.retain(|d| format!("dialect {}", d.name) != origin);
+        r
+    }
+
+    fn add_types(
+        &mut self,
+        file: &str,
+        origin: &str,
+        types: Vec<TypeEntry>,
+        positions: &Positions,
+        problems: &mut Vec<Problem>,
+    ) {
+        let base = Location::new("/types", "types");
+        for (i, entry) in types.into_iter().enumerate() {
+            let schema = entry
+                .schema
+                .as_ref()
+                .and_then(|v| load_schema(v, &base.index(i).key("schema"), positions, problems));
+            let t = LauncherType {
+                name: entry.name,
+                category: entry.category,
+                tier: entry.tier,
+                schema,
+                hints: entry.hints,
+                origin: origin.to_string(),
+                file: file.to_string(),
+                pointer: format!("/types/{i}"),
+                projects: entry.projects,
+                upstreams: entry.upstreams,
+                prefix_reason: entry.prefix_reason,
+            };
+            self.declarations.push(t.clone());
+            self.launcher.insert((t.category, t.name.clone()), t);
+        }
+    }
+
+    fn add_dialect(
+        &mut self,
+        file_name: &str,
+        file: DialectFile,
+        positions: &Positions,
+        problems: &mut Vec<Problem>,
+    ) {
+        if file.extends != LAUNCHER_FORMAT {
+            problems.push(Problem {
+                pointer: "/extends".into(),
+                at: Some(positions.locate("/extends")),
+                message: format!("a dialect extends \"{LAUNCHER_FORMAT}\", found \"{}\"", file.extends),
+            });
+        }
+        let names =
+            |entries: Vec<DialectEntry>, list: &str, problems: &mut Vec<Problem>| -> Vec<DialectName> {
+                entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let at = Location::new(format!("/{list}/{i}/schema"), format!("{list}[{i}].schema"));
+                        DialectName {
+                            schema: e.schema.as_ref().and_then(|v| load_schema(v, &at, positions, problems)),
+                            name: e.name,
+                            category: e.category,
+                            pointer: format!("/{list}/{i}"),
+                        }
+                    })
+                    .collect()
+            };
+        let reserved = names(file.reserved, "reserved", problems);
+        let shadowed = names(file.shadowed, "shadowed", problems);
+        let origin = format!("dialect {}", file.metadata.name);
+        self.add_types(file_name, &origin, file.types, positions, problems);
+        self.dialects.push(Dialect {
+            name: file.metadata.name,
+            extends: file.extends,
+            reserved,
+            shadowed,
+            file: file_name.to_string(),
+        });
+    }
+
     /// The launcher type of `category` named `name`.
     pub fn launcher_type(&self, category: TypeCategory, name: &str) -> Option<&LauncherType> {
         self.launcher.get(&(category, name.to_string()))

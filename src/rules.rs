@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod evolution;
 pub mod finding;
 pub mod meta;
+pub mod naming;
 pub mod select;
 
 pub use catalog::CATALOG;

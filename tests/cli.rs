@@ -155,7 +155,7 @@ fn explain_rules_config_and_version() {
     let out = covenant().args(["rules"]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("CVN-101  unknown-field"), "{text}");
-    assert!(text.contains("27 live, 22 planned"), "{text}");
+    assert!(text.contains("33 live, 16 planned"), "{text}");
 
     let out = covenant().args(["rules", "--output", "json"]).assert().success().get_output().stdout.clone();
     let rows: Value = serde_json::from_slice(&out).unwrap();

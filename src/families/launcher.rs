@@ -79,7 +79,13 @@ pub struct Launcher {
     /// What a trait that only a CapabilityDefinition declares is checked against.
     carved_out: Schema,
     inputs: Inputs,
+    /// Every registry and dialect given, for the type-name covenant.
+    registry: Registry,
 }
+
+/// The group of covenant's own formats; the launcher family judges its `Registry` and
+/// `Dialect` documents against the type-name covenant.
+pub const COVENANT_GROUP: &str = "covenant.dev";
 
 /// The engine-owned trait properties (seed 000, "scope is declared by the engine").
 fn engine_trait_properties() -> [(&'static str, Schema); 1] {
@@ -133,7 +139,7 @@ impl Launcher {
         for (key, s) in engine_trait_properties() {
             carved_out.properties.insert(key.to_string(), s);
         }
-        Launcher { envelopes, admitted, types, names, carved_out, inputs }
+        Launcher { envelopes, admitted, types, names, carved_out, inputs, registry: registry.clone() }
     }
 }
 
@@ -146,6 +152,9 @@ impl Family for Launcher {
         let mut claims: Vec<Claim> =
             KINDS.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.to_string() }).collect();
         claims.push(Claim::Group(GROUP.into()));
+        for kind in ["Registry", "Dialect"] {
+            claims.push(Claim::Kind { group: COVENANT_GROUP.into(), kind: kind.into() });
+        }
         claims
     }
 
@@ -164,6 +173,10 @@ impl Family for Launcher {
             }
         };
         let kind = subject.gvk.kind.as_str();
+        if subject.gvk.group == COVENANT_GROUP {
+            self.declarations(doc, cx);
+            return;
+        }
         let envelopes = if subject.admitted { &self.admitted } else { &self.envelopes };
         let Some(envelope) = envelopes.get(kind) else {
             let near = closest(kind, KINDS.iter().copied());
@@ -193,6 +206,7 @@ impl Family for Launcher {
 
         match kind {
             "Application" => self.application(doc, cx),
+            "CapabilityDefinition" => self.capability_definition(doc, cx),
             "Package" => {
                 self.package(doc, cx);
                 if subject.operation == crate::subject::Operation::Update {
@@ -308,6 +322,61 @@ impl Launcher {
         }
     }
 
+    /// A CapabilityDefinition names a trait type: the name grammar and the flat namespace
+    /// hold for it too.
+    fn capability_definition(&self, doc: &Value, cx: &mut Context<'_>) {
+        let Some(name) = doc.pointer("/metadata/name").and_then(Value::as_str) else { return };
+        if let Some(reason) = crate::rules::naming::grammar(name) {
+            cx.report("CVN-303", "/metadata/name", vec![("name", name.to_string()), ("reason", reason)]);
+        }
+        let owners = crate::rules::naming::other_owners(&self.registry, TypeCategory::Trait, name);
+        if let Some(first) = owners.first() {
+            cx.report(
+                "CVN-301",
+                "/metadata/name",
+                vec![
+                    ("category", "trait".to_string()),
+                    ("name", name.to_string()),
+                    ("owner", "this CapabilityDefinition".to_string()),
+                    ("other_category", first.category.as_str().to_string()),
+                    ("other_owner", first.origin.clone()),
+                ],
+            );
+        }
+    }
+
+    /// A `Registry` or `Dialect` document: strict like every covenant format, and every
+    /// declaration in it held against the type-name covenant over the registries and
+    /// dialects the engine knows (less what this document's own origin declared there).
+    fn declarations(&self, doc: &Value, cx: &mut Context<'_>) {
+        const HERE: &str = "(this document)";
+        let mut own = Registry::default();
+        let mut problems = Vec::new();
+        own.add_document(HERE, doc, &crate::source::Positions::default(), &mut problems);
+        for p in problems {
+            let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("document");
+            cx.report("CVN-109", p.pointer, vec![("reason", format!("{kind}: {}", p.message))]);
+        }
+        let origin = own
+            .dialects
+            .first()
+            .map(|d| format!("dialect {}", d.name))
+            .or_else(|| own.declarations.first().map(|t| t.origin.clone()));
+        let mut union = match &origin {
+            Some(o) => self.registry.without_origin(o),
+            None => self.registry.clone(),
+        };
+        union.declarations.extend(own.declarations.iter().cloned());
+        union.dialects.extend(own.dialects.iter().cloned());
+        for t in &own.declarations {
+            union.launcher.insert((t.category, t.name.clone()), t.clone());
+        }
+        for f in crate::rules::naming::check(&union).into_iter().filter(|f| f.file == HERE) {
+            let pointer = if f.rule == "CVN-306" { f.pointer } else { format!("{}/name", f.pointer) };
+            cx.report(f.rule, pointer, f.args);
+        }
+    }
+
     fn lookup(
         &self,
         category: TypeCategory,
@@ -323,19 +392,36 @@ impl Launcher {
     }
 
     fn unknown(&self, category: TypeCategory, ty: &str, pointer: &str, cx: &mut Context<'_>) {
+        // A name another category owns: one flat namespace (CVN-301), naming the owner.
+        let owners = crate::rules::naming::other_owners(&self.registry, category, ty);
+        if let Some(first) = owners.first() {
+            let others: Vec<String> =
+                owners.iter().map(|t| format!("{} type of {}", t.category.as_str(), t.origin)).collect();
+            cx.report(
+                "CVN-301",
+                pointer,
+                vec![
+                    ("category", category.as_str().to_string()),
+                    ("name", ty.to_string()),
+                    (
+                        "owner",
+                        format!(
+                            "used here as a {}; no {} of that name is registered",
+                            category.as_str(),
+                            category.as_str()
+                        ),
+                    ),
+                    ("other_category", first.category.as_str().to_string()),
+                    ("other_owner", others.join(", ")),
+                ],
+            );
+            return;
+        }
         let names = self.names.get(&category).map(Vec::as_slice).unwrap_or_default();
         let mut suggestion = closest(ty, names.iter().map(String::as_str))
             .first()
             .map(|n| format!("; did you mean \"{n}\"?"))
             .unwrap_or_default();
-        let elsewhere: Vec<&str> = [TypeCategory::Component, TypeCategory::Trait, TypeCategory::Policy]
-            .into_iter()
-            .filter(|c| *c != category && self.types.contains_key(&(*c, ty.to_string())))
-            .map(TypeCategory::as_str)
-            .collect();
-        if !elsewhere.is_empty() {
-            suggestion.push_str(&format!(" (\"{ty}\" is a {} type)", elsewhere.join(" and ")));
-        }
         if category == TypeCategory::Trait && !self.inputs.capabilities.is_empty() {
             let defined: Vec<&str> = self.inputs.capabilities.keys().map(String::as_str).collect();
             suggestion.push_str(&format!("; CapabilityDefinitions given: {}", defined.join(", ")));

@@ -164,24 +164,36 @@ pub static CATALOG: &[RuleMeta] = &[
         "{subject}: {detail} is a change covenant does not classify; it counts as MAJOR",
         "review the change by hand; if it is safe, exempt it in config",
         DOC_220),
-    row("CVN-301", "namespace-collision", Naming, Deny, Planned,
+    row("CVN-301", "namespace-collision", Naming, Deny, Live,
         "Checks that one type name is used in one category only.",
-        "type name \"{type}\" is both a {a} and a {b}", "rename one of them", ""),
-    row("CVN-302", "reserved-name", Naming, Deny, Planned,
+        "{category} type \"{name}\" ({owner}) is also a {other_category} type ({other_owner})",
+        "component, trait and policy names are one flat namespace: rename one of them",
+        DOC_301),
+    row("CVN-302", "reserved-name", Naming, Deny, Live,
         "Checks that a reserved name or generation is not taken with other semantics.",
-        "type name \"{type}\" is reserved by {dialect}", "choose another name", ""),
-    row("CVN-303", "generation-grammar", Naming, Deny, Planned,
+        "{category} type \"{name}\" ({owner}) takes the name {reserved} reserved by dialect {dialect}{detail}",
+        "pick another name, or upstream the dialect's feature with the same semantics",
+        DOC_302),
+    row("CVN-303", "generation-grammar", Naming, Deny, Live,
         "Checks the `.v<N>` generation marker grammar.",
-        "type name \"{type}\" has an invalid generation marker", "use `<family>.v<N>` with N >= 2", ""),
-    row("CVN-304", "naming-rule", Naming, Warn, Planned,
+        "type name \"{name}\": {reason}",
+        "use lowercase letters, digits and hyphens, and \".v<N>\" (N ≥ 2) only for a successor generation",
+        DOC_303),
+    row("CVN-304", "naming-rule", Naming, Warn, Live,
         "Checks that kind-named types equal their kind in lowercase and avoid needless vendor prefixes.",
-        "type name \"{type}\" breaks the naming rule: {reason}", "rename the type", ""),
-    row("CVN-305", "tier-conflict", Naming, Deny, Planned,
+        "kind-named type \"{name}\" projects {kind}: {reason}",
+        "name a kind-named type after its kind; prefix the vendor only where the bare name is taken",
+        DOC_304),
+    row("CVN-305", "tier-conflict", Naming, Deny, Live,
         "Checks that a name is not both terminal and lowerable.",
-        "type name \"{type}\" is both terminal and lowerable", "pick one tier", ""),
-    row("CVN-306", "shadow-not-superset", Naming, Deny, Planned,
+        "type \"{name}\" is terminal in {a} and lowerable in {b}",
+        "a type is served by a handler or expanded by a lowering rule, never both: rename one",
+        DOC_305),
+    row("CVN-306", "shadow-not-superset", Naming, Deny, Live,
         "Checks that a downstream shadowed type accepts everything the upstream type accepts.",
-        "shadowed type \"{type}\" does not accept {change}", "widen the shadowing schema", ""),
+        "shadowed type \"{name}\" of dialect {dialect} does not accept everything the upstream type accepts: {detail}",
+        "widen the shadowing schema until it accepts everything upstream does, or rename the downstream type",
+        DOC_306),
     row("CVN-401", "stamp-mismatch", Versioning, Deny, Planned,
         "Checks that rendered-from stamps agree with the declared version and logical name.",
         "stamp {stamp} is \"{found}\", expected \"{expected}\"", "fix the stamp", ""),
@@ -439,9 +451,9 @@ const DOC_105: &str = "\
 
 Every component, trait and policy `type` names a type registered in its category: the
 built-in launcher registry, a user registry, or — for traits — a CapabilityDefinition given
-with `--capability-def`. The refusal suggests the nearest registered name, and says so when
-the name belongs to another category (component, trait and policy names share one flat
-namespace).
+with `--capability-def`. The refusal suggests the nearest registered name. A name that
+another category owns is refused by CVN-301 instead, naming the owner: component, trait and
+policy names share one flat namespace.
 
 ## Why it matters
 
@@ -1040,4 +1052,158 @@ check.
 ## References
 
 DESIGN (Apply order, reliability: a slow lookup degrades to the failure policy, never a hang).
+";
+
+const DOC_301: &str = "\
+## What it checks
+
+Component, trait and policy type names are one flat namespace across every registry and dialect given (`covenant check --registry --dialect`, `registries:` in the config). A name declared in two categories is refused, unless both declarations project the same API kind (the later launcher line's `ingress` component and `ingress` trait both project networking.k8s.io Ingress, so they mean the same thing). An Application that uses a name in a category that does not own it is refused naming the owner.
+
+## Why it matters
+
+Without one namespace, launcher could ship a builtin under a name a downstream dialect already uses with a different meaning: a permanent collision neither side can resolve after the fact.
+
+## Example
+
+```yaml
+# registry: {name: backup, category: trait}
+# dialect acme: {name: backup, category: component}   # refused
+```
+
+## How to fix
+
+Rename one of the two; a name that means the same thing in both categories declares the kind both project (`projects:`).
+
+## References
+
+Seed 000 (Type-Name Reservation Covenant: one flat namespace by convention, now checked).
+";
+
+const DOC_302: &str = "\
+## What it checks
+
+A name in active use by a dialect (its `reserved:` list) is reserved with its whole family: reserving `backup` reserves `backup.v2`, `backup.v3`, and so on. A type of any other origin that takes one is refused unless it declares `upstreams: <dialect>` (upstreaming the feature with the same semantics), and then its schema must accept everything the dialect's type accepts: the schema diff finds no narrowing.
+
+## Why it matters
+
+The covenant exists so launcher never ships a builtin under a name a dialect already uses with other semantics.
+
+## Example
+
+```yaml
+# dialect acme reserves trait backup
+- name: backup.v2          # refused: the family of backup is reserved by acme
+  category: trait
+```
+
+## How to fix
+
+Pick another name (upstream-or-rename), or upstream the dialect's feature: `upstreams: acme` with a schema that accepts everything the dialect's does.
+
+## References
+
+Seed 000 (Reservation, Upstream-or-rename, Family reservation).
+";
+
+const DOC_303: &str = "\
+## What it checks
+
+The type-name grammar: lowercase letters, digits and inner hyphens, and the only dot is the generation marker `.v<N>` with N >= 2. The bare name is generation 1, so `backup.v1` is refused naming `backup`. CapabilityDefinitions name trait types and are held to it too.
+
+## Why it matters
+
+A dot that means something else, or two spellings of generation 1, breaks the family reservation every dialect relies on.
+
+## Example
+
+```yaml
+- name: backup.v1     # refused: write backup
+- name: backup.v2     # fine: the second generation
+```
+
+## How to fix
+
+Write the bare name for generation 1 and `.v2`, `.v3`, ... for successors; use hyphens elsewhere.
+
+## References
+
+Seed 000 (Family reservation: the dot is reserved exclusively for the generation marker).
+";
+
+const DOC_304: &str = "\
+## What it checks
+
+A kind-named type (a registry entry that declares `projects: {group, version, kind}`) takes its kind's name in lowercase: HTTPRoute becomes `httproute`, HelmChart `helmchart`. A vendor prefix, `<vendor>-<kind>`, only where the bare name is already taken by something a reader would plausibly mean: another registered type, or a reason the entry states (`prefixReason`). A warning by default: the naming rule binds choices, not the parser.
+
+## Why it matters
+
+Readers find a type by its kind; a prefix nobody needed, or a role name on a plain projection, sends them looking.
+
+## Example
+
+```yaml
+- name: cilium-networkpolicy     # fine: networkpolicy is taken by the core kind
+  projects: {group: cilium.io, version: v2, kind: CiliumNetworkPolicy}
+- name: fluxcd-kustomization     # fine with its reason
+  projects: {group: kustomize.toolkit.fluxcd.io, version: v1, kind: Kustomization}
+  prefixReason: bare kustomization collides with kustomization.yaml
+```
+
+## How to fix
+
+Rename to the kind's lowercase name, or state why the bare name is taken.
+
+## References
+
+Seed 000 (Naming rule; the cilium-networkpolicy precedent; fluxcd-kustomization; helmchart reused for the HelmChart CR).
+";
+
+const DOC_305: &str = "\
+## What it checks
+
+A type name registered as terminal (a handler serves it) in one place and lowerable (a lowering rule expands it) in another. The launcher's own registration panics on this; covenant reports it across registries and dialects before anything registers.
+
+## Why it matters
+
+The lowering fixpoint expands a lowerable type until only terminal ones remain: a name on both sides makes that undecidable.
+
+## Example
+
+```yaml
+# builtin: {name: expose, category: trait, tier: lowerable}
+# registry: {name: expose, category: trait, tier: terminal}   # refused
+```
+
+## How to fix
+
+Rename one side. `expose` (lowerable) lowering into `ingress` (terminal) is the pattern: two names.
+
+## References
+
+Seed 000 (Axis A: terminal vs lowerable).
+";
+
+const DOC_306: &str = "\
+## What it checks
+
+A dialect's `shadowed:` type (a launcher name it also defines) must remain a compatible superset of the upstream type: the schema diff from upstream to downstream contains no narrowing (nothing removed, tightened, retyped or closed), so every value the upstream accepts, the downstream accepts with the same meaning.
+
+## Why it matters
+
+Documents written for launcher must keep working under the dialect that extends it; a shadow that narrows breaks them silently.
+
+## Example
+
+```yaml
+# upstream webservice: port {type: integer}
+# dialect shadow:     port {type: integer, maximum: 1024}   # refused: maximum added
+```
+
+## How to fix
+
+Widen the shadowing schema, or rename the downstream type.
+
+## References
+
+Seed 000 (Shadowed types stay compatible supersets).
 ";
