@@ -409,7 +409,7 @@ fn read_base(base: &str, sources: &[crate::report::Source]) -> anyhow::Result<cr
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
             docs.push(crate::report::Source { name: file.display().to_string(), text });
         }
-        return Ok(crate::report::Base::from_sources(&docs));
+        return Ok(crate::report::Base::from_sources(&docs).complete());
     }
     let git =
         |dir: &Path, args: &[&str]| std::process::Command::new("git").arg("-C").arg(dir).args(args).output();

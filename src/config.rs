@@ -40,6 +40,10 @@ pub struct Config {
     pub families: BTreeSet<String>,
     /// Stability policy per family; a family not listed has its default.
     pub stability: BTreeMap<String, Stability>,
+    /// The kinds the `construct` family judges.
+    pub construct_kinds: Vec<String>,
+    /// The kinds the `consumer` family judges.
+    pub consumer_kinds: Vec<String>,
     /// The built-in registries plus the configured ones.
     pub registry: Registry,
     /// Exemptions.
@@ -285,6 +289,22 @@ fn resolve(
         }
     }
 
+    let default_kinds = |list: &[&str]| list.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+    let mut construct_kinds = default_kinds(&crate::families::construct::KINDS);
+    let mut consumer_kinds = default_kinds(&crate::families::consumer::KINDS);
+    for (family, kinds) in &file.kinds {
+        match family.as_str() {
+            "construct" => construct_kinds = kinds.clone(),
+            "consumer" => consumer_kinds = kinds.clone(),
+            other => problem(
+                format!("/kinds/{}", crate::schema::pointer::escape(other)),
+                format!(
+                    "the kinds of family \"{other}\" are not configurable; expected construct or consumer"
+                ),
+            ),
+        }
+    }
+
     let lookup_budget = match file.cluster.lookup_budget.as_deref() {
         None => Duration::from_secs(2),
         Some(s) => humantime::parse_duration(s).unwrap_or_else(|err| {
@@ -332,6 +352,8 @@ fn resolve(
             rules: RuleSet::build(&select, &ignore, &actions),
             families,
             stability,
+            construct_kinds,
+            consumer_kinds,
             registry,
             exemptions,
             lookup_budget,

@@ -105,6 +105,13 @@ impl Engine {
                 families.add(Box::new(SchemaBearing::new(flavor, policy)));
             }
         }
+        if config.families.contains("construct") {
+            families
+                .add(Box::new(crate::families::construct::Construct::new(config.construct_kinds.clone())));
+        }
+        if config.families.contains("consumer") {
+            families.add(Box::new(crate::families::consumer::Consumer::new(config.consumer_kinds.clone())));
+        }
         if config.families.contains("launcher") {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }

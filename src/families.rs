@@ -2,6 +2,8 @@
 //! speak of. The engine reaches a family through the dispatch table, keyed by group and kind
 //! or, for versioned documents, by the top-level `schema` member; never by an if-chain.
 
+pub mod construct;
+pub mod consumer;
 pub mod launcher;
 pub mod schema_bearing;
 pub mod versioned;
@@ -47,8 +49,8 @@ pub const FAMILY_NAMES: &[(&str, bool)] = &[
     ("launcher", true),
     ("crd", true),
     ("xrd", true),
-    ("construct", false),
-    ("consumer", false),
+    ("construct", true),
+    ("consumer", true),
     ("versioned", true),
 ];
 
@@ -175,5 +177,62 @@ impl FamilyTable {
     pub fn by_schema(&self, schema: &str) -> Option<&dyn Family> {
         let index = self.by_schema.get(schema).copied().or(self.any_schema)?;
         Some(self.families[index].as_ref())
+    }
+}
+
+/// Severity is derived, never declared: the declared version move from `from` to `to` must
+/// cover the bump the judged `changes` imply (CVN-212) and should not exceed it (CVN-213).
+/// A version that did not move while the contract changed beyond PATCH is CVN-212 too.
+pub fn declared_bump(
+    cx: &mut Context<'_>,
+    subject: &str,
+    from: &semver::Version,
+    to: &semver::Version,
+    changes: &[crate::rules::evolution::Judged],
+    pointer: &str,
+) {
+    use crate::versioning::Bump;
+    let implied = Bump::implied(changes.iter().map(|j| j.bump));
+    let declared = Bump::between(from, to);
+    let breaking: Vec<String> =
+        changes.iter().filter(|j| j.bump == Bump::Major).map(|j| j.message()).collect();
+    let what = if breaking.is_empty() {
+        changes.iter().filter(|j| j.bump == implied).map(|j| j.message()).collect::<Vec<_>>().join("; ")
+    } else {
+        breaking.join("; ")
+    };
+    let declared_text = declared.map(|b| b.as_str().to_string()).unwrap_or_else(|| "none".into());
+    let args = |detail: String| {
+        vec![
+            ("subject", subject.to_string()),
+            ("declared", declared_text.clone()),
+            ("implied", implied.as_str().to_string()),
+            ("detail", detail),
+        ]
+    };
+    let too_small = match declared {
+        Some(d) => d < implied,
+        None => implied > Bump::Patch,
+    };
+    if too_small {
+        cx.report_change("CVN-212", pointer, args(what), Some(implied), None);
+        // Each breaking change the declared version does not cover, at its own rule.
+        if declared < Some(Bump::Major) {
+            for j in changes.iter().filter(|j| j.bump == Bump::Major) {
+                if let Some(rule) = j.rule {
+                    let args = vec![("subject", subject.to_string()), ("detail", j.message())];
+                    cx.report_change(rule, pointer, args, Some(Bump::Major), None);
+                }
+            }
+        }
+        return;
+    }
+    match declared {
+        Some(d) if d > implied => {
+            let detail =
+                if changes.is_empty() { "nothing in the contract changed".to_string() } else { what };
+            cx.report_change("CVN-213", pointer, args(detail), Some(implied), None);
+        }
+        _ => {}
     }
 }

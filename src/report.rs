@@ -100,9 +100,14 @@ fn loader_finding(
 /// The previous versions of documents (`covenant check --base`): each document checked is
 /// paired with the base document of the same identity — API group, kind, namespace and name
 /// (or `schema` and name for versioned documents) — and judged as an UPDATE of it.
+///
+/// A base read from a directory is complete: a document it holds that the checked set does
+/// not is a deletion, and is judged as a DELETE (so deleting a construct version consumers
+/// still pin is reported). A base read from a git ref holds only the checked paths.
 #[derive(Clone, Debug, Default)]
 pub struct Base {
-    docs: std::collections::HashMap<String, serde_json::Value>,
+    docs: std::collections::HashMap<String, (String, serde_json::Value)>,
+    complete: bool,
 }
 
 /// The identity a document is paired by; `None` for one that names no kind and no name.
@@ -127,11 +132,18 @@ impl Base {
         for source in sources {
             for doc in parse_stream(&source.text).0 {
                 if let Some(id) = identity(&doc.value) {
-                    docs.insert(id, doc.value);
+                    docs.insert(id, (source.name.clone(), doc.value));
                 }
             }
         }
-        Base { docs }
+        Base { docs, complete: false }
+    }
+
+    /// The base as a complete set of the previous documents: what it holds and the checked
+    /// set does not was deleted.
+    pub fn complete(mut self) -> Base {
+        self.complete = true;
+        self
     }
 
     /// How many documents the base holds.
@@ -146,7 +158,7 @@ impl Base {
 
     /// The previous version of a document.
     pub fn previous(&self, doc: &serde_json::Value) -> Option<&serde_json::Value> {
-        self.docs.get(&identity(doc)?)
+        self.docs.get(&identity(doc)?).map(|(_, v)| v)
     }
 }
 
@@ -164,10 +176,12 @@ pub fn check_with_base(
     base: Option<&Base>,
 ) -> Report {
     let mut report = Report::default();
+    let mut seen = std::collections::HashSet::new();
     for source in sources {
         let (docs, syntax) = parse_stream(&source.text);
         report.documents += docs.len();
         for doc in docs {
+            seen.extend(identity(&doc.value));
             let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
@@ -211,6 +225,27 @@ pub fn check_with_base(
                     kind: None,
                     name: None,
                     finding: f,
+                });
+            }
+        }
+    }
+    if let Some(base) = base.filter(|b| b.complete) {
+        let mut deleted: Vec<(&String, &(String, serde_json::Value))> =
+            base.docs.iter().filter(|(id, _)| !seen.contains(*id)).collect();
+        deleted.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, (file, old)) in deleted {
+            let mut subject = Subject::from_document(old.clone());
+            subject.operation = crate::subject::Operation::Delete;
+            subject.old_object = subject.object.take();
+            let str_at = |p: &str| old.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
+            for finding in engine.evaluate(&subject, cluster).findings {
+                report.entries.push(Entry {
+                    file: file.clone(),
+                    document: 0,
+                    at: Position { line: 1, column: 1 },
+                    kind: str_at("/kind"),
+                    name: str_at("/metadata/name"),
+                    finding,
                 });
             }
         }

@@ -26,6 +26,10 @@ pub struct ConfigFile {
     /// Families to judge; absent means all.
     #[serde(default)]
     pub families: Option<Vec<String>>,
+    /// The document kinds a family judges, for the families whose list is configurable
+    /// (`construct`, `consumer`).
+    #[serde(default)]
+    pub kinds: BTreeMap<String, Vec<String>>,
     /// Stability policy per family (`always`, `from-ga`, `declared-bump`).
     #[serde(default)]
     pub stability: BTreeMap<String, String>,

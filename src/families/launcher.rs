@@ -557,43 +557,11 @@ pub fn declared_version(doc: &Value) -> Option<semver::Version> {
 /// should not exceed it (CVN-213). Severity is derived, never declared.
 fn package_evolution(old: &Value, new: &Value, cx: &mut Context<'_>) {
     use crate::rules::evolution::judge;
-    use crate::versioning::Bump;
     let changes = judge(crate::schema::diff::diff(&package_contract(old), &package_contract(new), ""));
-    let implied = Bump::implied(changes.iter().map(|j| j.bump));
     let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let (Some(from), Some(to)) = (declared_version(old), declared_version(new)) else { return };
     let subject = format!("Package {name} {from} → {to}");
-    let declared = Bump::between(&from, &to);
-    let breaking: Vec<String> =
-        changes.iter().filter(|j| j.bump == Bump::Major).map(|j| j.message()).collect();
-    let what = if breaking.is_empty() {
-        changes.iter().filter(|j| j.bump == implied).map(|j| j.message()).collect::<Vec<_>>().join("; ")
-    } else {
-        breaking.join("; ")
-    };
-    let declared_text = declared.map(|b| b.as_str().to_string()).unwrap_or_else(|| "none".into());
-    let args = |rule_detail: String| {
-        vec![
-            ("subject", subject.clone()),
-            ("declared", declared_text.clone()),
-            ("implied", implied.as_str().to_string()),
-            ("detail", rule_detail),
-        ]
-    };
-    match declared {
-        Some(d) if d < implied => {
-            cx.report_change("CVN-212", "/metadata/version", args(what), Some(implied), None);
-        }
-        None if implied > Bump::Patch => {
-            cx.report_change("CVN-212", "/metadata/version", args(what), Some(implied), None);
-        }
-        Some(d) if d > implied => {
-            let detail =
-                if changes.is_empty() { "nothing in the contract changed".to_string() } else { what };
-            cx.report_change("CVN-213", "/metadata/version", args(detail), Some(implied), None);
-        }
-        _ => {}
-    }
+    super::declared_bump(cx, &subject, &from, &to, &changes, "/metadata/version");
 }
 
 fn type_args(property: String, owner: &str, expected: String, found: String) -> Vec<(&'static str, String)> {

@@ -54,10 +54,11 @@ pub static CATALOG: &[RuleMeta] = &[
         "{schema} version \"{found}\" is not supported; this reader speaks version \"{expected}\"",
         "rewrite the document for version \"{expected}\"",
         DOC_106),
-    row("CVN-107", "consumer-parameters", Strictness, Deny, Planned,
+    row("CVN-107", "consumer-parameters", Strictness, Deny, Live,
         "Checks consumer parameters and environment configs against the resolved construct's schema.",
         "{field} of {consumer} is invalid against {construct}: {reason}",
-        "fix the parameters to match the pinned construct version", ""),
+        "fix the values to match the pinned construct version, or move the pin",
+        DOC_107),
     row("CVN-108", "duplicate-key", Strictness, Deny, Live,
         "Checks that no YAML mapping carries the same key twice.",
         "key \"{key}\" appears twice in one mapping (first at line {first_line})",
@@ -103,9 +104,11 @@ pub static CATALOG: &[RuleMeta] = &[
         "{subject}: {detail}",
         "keep the old default; a changed default changes what existing objects deploy",
         DOC_207),
-    row("CVN-208", "output-removed", Evolution, Deny, Planned,
+    row("CVN-208", "output-removed", Evolution, Deny, Live,
         "Checks that no construct output is removed or renamed.",
-        "output \"{output}\" was removed", "restore the output", ""),
+        "{subject}: {detail}",
+        "keep the output or rendered object, or publish the removal as a new major",
+        DOC_208),
     row("CVN-209", "openness-narrowed", Evolution, Deny, Live,
         "Checks that preserve-unknown-fields, nullable, int-or-string and additionalProperties are not narrowed.",
         "{subject}: {detail}",
@@ -194,40 +197,61 @@ pub static CATALOG: &[RuleMeta] = &[
         "shadowed type \"{name}\" of dialect {dialect} does not accept everything the upstream type accepts: {detail}",
         "widen the shadowing schema until it accepts everything upstream does, or rename the downstream type",
         DOC_306),
-    row("CVN-401", "stamp-mismatch", Versioning, Deny, Planned,
+    row("CVN-401", "stamp-mismatch", Versioning, Deny, Live,
         "Checks that rendered-from stamps agree with the declared version and logical name.",
-        "stamp {stamp} is \"{found}\", expected \"{expected}\"", "fix the stamp", ""),
-    row("CVN-402", "version-unlabelled", Versioning, Deny, Planned,
+        "stamp {stamp} is \"{found}\", expected \"{expected}\"",
+        "derive every stamp from the declared version (the mutating webhook writes them: CVN-501)",
+        DOC_401),
+    row("CVN-402", "version-unlabelled", Versioning, Deny, Live,
         "Checks that a versioned object carries the name and version labels.",
-        "{object} carries a version annotation without label {label}", "add the labels", ""),
-    row("CVN-403", "name-major-mismatch", Versioning, Deny, Planned,
+        "{object} declares a version nobody can pin: it lacks the label {label}",
+        "add the openchoreo.dev/name and openchoreo.dev/version labels, equal to the annotation",
+        DOC_402),
+    row("CVN-403", "name-major-mismatch", Versioning, Deny, Live,
         "Checks that an object name is `<logical>-v<major>` and at most 63 characters.",
-        "object name \"{name}\" should be \"{expected}\"", "rename the object", ""),
-    row("CVN-404", "default-not-unique", Versioning, Deny, Planned,
+        "object name \"{name}\" should be \"{expected}\"",
+        "name the object <logical>-v<major>, derived from the version, never typed",
+        DOC_403),
+    row("CVN-404", "default-not-unique", Versioning, Deny, Live,
         "Checks that exactly one object is labelled default per logical name.",
-        "{count} objects are labelled default for \"{logical}\"", "keep one default", ""),
-    row("CVN-405", "duplicate-version", Versioning, Deny, Planned,
+        "{count} objects are labelled default for \"{logical}\"",
+        "keep the default label on exactly one object per logical name",
+        DOC_404),
+    row("CVN-405", "duplicate-version", Versioning, Deny, Live,
         "Checks that no two objects carry the same full version.",
-        "version {version} of \"{logical}\" is carried by {a} and {b}", "remove one", ""),
-    row("CVN-406", "pin-unsatisfied", Versioning, Deny, Planned,
+        "version {version} of \"{logical}\" is carried by {a} and {b}",
+        "remove one: a resolver refuses to pick between two objects at one version",
+        DOC_405),
+    row("CVN-406", "pin-unsatisfied", Versioning, Deny, Live,
         "Checks that every version pin resolves to a published version.",
         "pin \"{pin}\" of \"{logical}\" matches no published version; published: {published}",
-        "pin a published version", ""),
-    row("CVN-407", "floating-image", Versioning, Deny, Planned,
+        "pin a published version; `kubectl get {kind} -l openchoreo.dev/name={logical}` lists them",
+        DOC_406),
+    row("CVN-407", "floating-image", Versioning, Deny, Live,
         "Checks that no image uses `:latest` or no tag.",
-        "image \"{image}\" floats", "pin a tag or digest", ""),
-    row("CVN-408", "invalid-version", Versioning, Deny, Planned,
+        "image \"{image}\" floats: \":latest\" or no tag",
+        "pin a tag (v1-<sha8>) or a digest",
+        DOC_407),
+    row("CVN-408", "invalid-version", Versioning, Deny, Live,
         "Checks that versions and pins are valid and 0.x constructs are marked experimental.",
-        "version \"{version}\" is not valid: {reason}", "use a semantic version", ""),
-    row("CVN-409", "major-in-place", Versioning, Deny, Planned,
+        "version \"{version}\" is not valid: {reason}",
+        "use MAJOR.MINOR.PATCH; pins are \"2\", \"2.0\" or \"2.0.1\"",
+        DOC_408),
+    row("CVN-409", "major-in-place", Versioning, Deny, Live,
         "Checks that a MAJOR is published as a new object and MINOR/PATCH in place.",
-        "{bump} applied {how}", "publish majors as new objects", ""),
-    row("CVN-410", "retired-in-use", Versioning, Warn, Planned,
+        "{bump} applied {how}",
+        "publish a major as a new <logical>-v<major> object; move minors and patches in place",
+        DOC_409),
+    row("CVN-410", "retired-in-use", Versioning, Warn, Live,
         "Checks that a deleted version is not still pinned by consumers.",
-        "version {version} is still pinned by {consumers}", "move the consumers first", ""),
-    row("CVN-411", "outside-support-window", Versioning, Warn, Planned,
+        "version {version} is still pinned by {consumers}",
+        "move the consumers to another version first",
+        DOC_410),
+    row("CVN-411", "outside-support-window", Versioning, Warn, Live,
         "Checks that pins stay inside the supported major window.",
-        "pin \"{pin}\" is below the supported range {range}", "move to a supported major", ""),
+        "pin \"{pin}\" is below the supported range {range}",
+        "move the pin to a supported major",
+        DOC_411),
     row("CVN-501", "stamp", Mutation, Mutate, Planned,
         "Stamps rendered-from-version and rendered-from-type into every template.",
         "stamped {stamp} at {path}", "", ""),
@@ -1206,4 +1230,329 @@ Widen the shadowing schema, or rename the downstream type.
 ## References
 
 Seed 000 (Shadowed types stay compatible supersets).
+";
+
+const DOC_107: &str = "\
+## What it checks
+
+A consumer's `parameters` (a Component's, each trait instance's, a workflow's, a Project's or Resource's) validate strictly against the parameters schema of the construct version its pin resolves to; a ReleaseBinding's `componentTypeEnvironmentConfigs` and `traitEnvironmentConfigs[<instance>]` against the environmentConfigs schemas its release froze. An undeclared key is refused, and when another published version declared it, the message names it: the field a later major removed.
+
+## Why it matters
+
+OpenChoreo accepts a binding field the frozen schema does not declare and ignores it: the seed's otel-instrumentation 2.0.0 removed collectorEndpoint, and a binding setting it rendered nothing and said nothing.
+
+## Example
+
+```yaml
+traitEnvironmentConfigs:
+  otel:
+    collectorEndpoint: http://collector:4317   # refused: otel-instrumentation 2.0.0 removed it; 1.0.0 declared it
+```
+
+## How to fix
+
+Drop the field, or pin the version that declares it.
+
+## References
+
+Seed 001 (the second worked example: a trait, and what a MAJOR is actually worth).
+";
+
+const DOC_208: &str = "\
+## What it checks
+
+A construct output (a ResourceType's `outputs`, the keys other components bind to) or a rendered object a consumer can see (a resource template's id, kind, literal name or ports) was removed or changed. Template changes that touch none of these are PATCH implementation rows.
+
+## Why it matters
+
+Outputs are the most load-bearing part of a contract: consumers bind to them by name.
+
+## Example
+
+```yaml
+outputs: [{name: host}, {name: port}]  ->  outputs: [{name: host}]   # MAJOR: port removed
+```
+
+## How to fix
+
+Keep the output, or publish the removal as a new major object.
+
+## References
+
+Seed 001 (What the number describes: the outputs; the observable shape of what it renders).
+";
+
+const DOC_401: &str = "\
+## What it checks
+
+Every `openchoreo.dev/rendered-from-version` stamp in a construct's resource templates equals its declared version, and every `openchoreo.dev/rendered-from-type` its logical name.
+
+## Why it matters
+
+A live resource claiming to have been built by a version that never existed is worse than no answer.
+
+## Example
+
+```yaml
+metadata:
+  annotations: {openchoreo.dev/version: \"1.1.0\"}
+...
+      template:
+        metadata:
+          annotations: {openchoreo.dev/rendered-from-version: \"1.0.0\"}   # refused
+```
+
+## How to fix
+
+Update the stamps with the version, or let the mutating webhook write them (CVN-501).
+
+## References
+
+Seed 001 (The rule that makes it usable).
+";
+
+const DOC_402: &str = "\
+## What it checks
+
+A construct that declares a version (`openchoreo.dev/version` annotation) also carries the `openchoreo.dev/name` and `openchoreo.dev/version` labels, equal to its logical name and that version.
+
+## Why it matters
+
+Resolution is by label: a version annotation without the labels declares a version nobody can pin.
+
+## Example
+
+```yaml
+metadata:
+  name: ruby-service-v2
+  annotations: {openchoreo.dev/version: \"2.0.0\"}   # refused: no labels
+```
+
+## How to fix
+
+Add both labels (the mutating webhook can: CVN-502).
+
+## References
+
+Seed 001 (Pinning a version: a construct that annotates and does not label).
+";
+
+const DOC_403: &str = "\
+## What it checks
+
+A labelled construct's object name is `<logical>-v<major>`, derived from its version, and at most 63 characters. Objects published before the scheme (no label at all) keep their logical name: the migration path.
+
+## Why it matters
+
+A suffix that can disagree with the version it encodes eventually will; every object name says which major it is.
+
+## Example
+
+```yaml
+metadata:
+  name: ruby-service-2        # refused: ruby-service-v2
+  labels: {openchoreo.dev/name: ruby-service, openchoreo.dev/version: \"2.0.0\"}
+```
+
+## How to fix
+
+Rename the object to the derived name.
+
+## References
+
+Seed 001 (Object names carry the major, including the first).
+";
+
+const DOC_404: &str = "\
+## What it checks
+
+At most one object per logical name carries `openchoreo.dev/default: \"true\"` (needs cluster state: the webhook's view, or `check --context`).
+
+## Why it matters
+
+An unpinned consumer floats to the default; two defaults make that a coin toss.
+
+## Example
+
+```yaml
+ruby-service-v1 and ruby-service-v2 both labelled default   # refused
+```
+
+## How to fix
+
+Move the label deliberately: remove it from one.
+
+## References
+
+Seed 001 (Which version an unpinned consumer gets).
+";
+
+const DOC_405: &str = "\
+## What it checks
+
+No two objects carry one full version of a logical name, and a pin never resolves between them.
+
+## Why it matters
+
+A consumer would otherwise be rendered from whichever object sorted earlier, silently, and differently on a different day.
+
+## Example
+
+```yaml
+ruby-service-v2 and ruby-service-copy both labelled openchoreo.dev/version: \"2.0.0\"   # refused
+```
+
+## How to fix
+
+Remove one of the objects.
+
+## References
+
+Seed 001 (Two objects at the same full version is still an error).
+";
+
+const DOC_406: &str = "\
+## What it checks
+
+Every pin (a Component's `componentType`, each `traits[]` entry, `workflow`; a Project's or Resource's `spec.type`) resolves by the `openchoreo.dev/name` label: `\"2\"` any 2.x.y, `\"2.0\"` any 2.0.x, `\"2.0.1\"` only itself, the newest satisfying wins, a pre-release only exactly, empty floats to the default. When the name is published but no version satisfies, the refusal names every published version and the kubectl that lists them. When nothing of that name is published yet, it is a warning: GitOps tools apply in no fixed order.
+
+## Why it matters
+
+A pin to an unpublished version is otherwise invisible outside the controller log: the project reports Ready while it has stopped tracking its manifest.
+
+## Example
+
+```yaml
+componentType: {kind: ClusterComponentType, name: deployment/ruby-service, version: \"9\"}
+# refused: published ruby-service-v2=2.0.0, ruby-service-v1=1.1.0
+```
+
+## How to fix
+
+Pin a published version.
+
+## References
+
+Seed 001 (A pin is a range, and its length is the whole policy; Zero matches is an error).
+";
+
+const DOC_407: &str = "\
+## What it checks
+
+A Workload's container images carry a tag that is not `latest`, or a digest.
+
+## Why it matters
+
+A floating tag deploys whatever was pushed last: the version is the commit, and a tag is a pointer to it.
+
+## Example
+
+```yaml
+container:
+  image: ghcr.io/acme/shop:latest   # refused
+```
+
+## How to fix
+
+Tag images with the commit (`v1-<sha8>`) or pin a digest.
+
+## References
+
+Seed 001 (Application images are not versioned: every component type refuses :latest).
+";
+
+const DOC_408: &str = "\
+## What it checks
+
+A construct's version is valid semver, and a consumer's pin is one, two or three numeric parts (or an exact pre-release). A 0.x construct carries `openchoreo.dev/description` saying it is experimental: constructs start at 1.0.0.
+
+## Why it matters
+
+0.x advertises that the contract may change without notice, which is a lie about a construct holding somebody's database.
+
+## Example
+
+```yaml
+annotations: {openchoreo.dev/version: \"0.3.0\"}   # refused without a description saying experimental
+```
+
+## How to fix
+
+Publish 1.0.0, or mark the construct experimental.
+
+## References
+
+Seed 001 (Starting at 1.0.0, not 0.1.0).
+";
+
+const DOC_409: &str = "\
+## What it checks
+
+A MAJOR is a new object: an UPDATE that moves a construct's major in place is refused, naming the object to create (`<logical>-v<major>`). MINOR and PATCH move the existing `-v<major>` object forward in place.
+
+## Why it matters
+
+Only a major is a thing a consumer has to decide about; applied in place it upgrades every consumer of the object involuntarily.
+
+## Example
+
+```yaml
+ruby-service-v1 updated from 1.1.0 to 2.0.0   # refused: create ruby-service-v2
+```
+
+## How to fix
+
+Create the new object and leave the old major to its consumers.
+
+## References
+
+Seed 001 (MINOR AND PATCH DO NOT GET A NEW OBJECT).
+";
+
+const DOC_410: &str = "\
+## What it checks
+
+Deleting a construct version that consumers still resolve to is allowed with a warning naming them (needs cluster state).
+
+## Why it matters
+
+A deleted version leaves its consumers failing with zero matches on their next reconcile.
+
+## Example
+
+```yaml
+DELETE ClusterComponentType ruby-service-v1 while Component shop/web pins \"1\"   # warned
+```
+
+## How to fix
+
+Move the consumers first.
+
+## References
+
+Seed 001 (The version is not published, or has been retired).
+";
+
+const DOC_411: &str = "\
+## What it checks
+
+A pin resolving below the supported range is admitted with a warning naming the newest supported version. The range is the current major, plus the previous major until the current major reaches its next minor.
+
+## Why it matters
+
+The support window is only real if it is visible at apply time and in audit.
+
+## Example
+
+```yaml
+pin \"1\" while 2.1.0 is published   # warned: below the supported range 2.x (newest supported: 2.1.0)
+```
+
+## How to fix
+
+Move the pin to a supported major.
+
+## References
+
+Seed 001 (Pin the major: the only granularity the support window can mean anything about).
 ";

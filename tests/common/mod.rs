@@ -212,7 +212,7 @@ pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
     let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
     let base = std::fs::read_to_string(dir.join("base.yaml"))
         .ok()
-        .map(|text| Base::from_sources(&[Source { name: "base.yaml".into(), text }]));
+        .map(|text| Base::from_sources(&[Source { name: "base.yaml".into(), text }]).complete());
     let context = dir.join("context");
     let cluster: Box<dyn covenant::cluster::ClusterView> = if context.is_dir() {
         Box::new(covenant::cluster::OfflineCluster::load_dir(&context).unwrap())

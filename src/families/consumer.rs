@@ -1,0 +1,462 @@
+//! The `consumer` family (seed 001): what names a construct — Component (`componentType`,
+//! each `traits[]` entry, `workflow`), Project and Resource (`spec.type`) — and what fills one
+//! in per environment (ReleaseBinding), plus the Workloads whose images must not float.
+//!
+//! Every pin resolves through the cluster view by the `openchoreo.dev/name` label, exactly as
+//! `versioning::resolve` states: CVN-406 when the name is published and no version satisfies
+//! (naming every published version and the `kubectl` that lists them), a warning when nothing
+//! of that name is published yet (GitOps apply order); CVN-405 when two objects carry the
+//! resolved version; CVN-408 for a pin that is not one. The consumer's parameters validate
+//! strictly against the resolved version's schema, and a ReleaseBinding's environment configs
+//! against the schemas its release froze (CVN-107); a key a later major removed is named with
+//! the version that removed it. CVN-407 refuses floating images, CVN-411 warns about a pin
+//! below the support window, and CVN-410 warns when a construct version still pinned is
+//! deleted.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::construct::{declared_version, logical_name, DEFAULT_LABEL, GROUP, NAME_LABEL, VERSION_KEY};
+use super::{Claim, Context, Family};
+use crate::rules::Action;
+use crate::schema::openapi::{load_keeping_unknown, Dialect};
+use crate::schema::pointer::Location;
+use crate::schema::validate::{validate, Problem, Required};
+use crate::subject::{Operation, Subject};
+use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
+
+/// The consumer kinds judged by default.
+pub const KINDS: [&str; 5] = ["Component", "Project", "Resource", "ReleaseBinding", "Workload"];
+
+fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
+    doc.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
+}
+
+/// One place a consumer names a construct.
+#[derive(Clone, Debug)]
+struct Reference {
+    /// Pointer to the reference object (`/spec/traits/0`).
+    pointer: String,
+    /// The construct kind.
+    kind: String,
+    /// The logical name.
+    logical: String,
+    /// The pin as written.
+    pin: String,
+    /// Pointer to the parameters that fill it in, if any.
+    parameters: Option<String>,
+}
+
+fn reference(doc: &Value, pointer: &str, default_kind: &str, parameters: Option<&str>) -> Option<Reference> {
+    let r = doc.pointer(pointer)?;
+    let name = r.get("name").and_then(Value::as_str)?;
+    // A componentType is named `<workloadType>/<name>`.
+    let logical = name.rsplit('/').next().unwrap_or(name).to_string();
+    Some(Reference {
+        pointer: pointer.to_string(),
+        kind: r.get("kind").and_then(Value::as_str).unwrap_or(default_kind).to_string(),
+        logical,
+        pin: r.get("version").and_then(Value::as_str).unwrap_or_default().to_string(),
+        parameters: parameters.map(str::to_string),
+    })
+}
+
+fn references(kind: &str, doc: &Value) -> Vec<Reference> {
+    let mut out = Vec::new();
+    match kind {
+        "Component" => {
+            out.extend(reference(doc, "/spec/componentType", "ComponentType", Some("/spec/parameters")));
+            let traits = doc.pointer("/spec/traits").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+            for i in 0..traits {
+                let at = format!("/spec/traits/{i}");
+                out.extend(reference(doc, &at, "Trait", Some(&format!("{at}/parameters"))));
+            }
+            out.extend(reference(
+                doc,
+                "/spec/workflow",
+                "ClusterWorkflow",
+                Some("/spec/workflow/parameters"),
+            ));
+        }
+        "Project" => out.extend(reference(doc, "/spec/type", "ClusterProjectType", Some("/spec/parameters"))),
+        "Resource" => out.extend(reference(doc, "/spec/type", "ResourceType", Some("/spec/parameters"))),
+        _ => {}
+    }
+    out
+}
+
+/// Cluster-scoped construct kinds are listed across namespaces.
+fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
+    if kind.starts_with("Cluster") {
+        None
+    } else {
+        namespace.map(str::to_string)
+    }
+}
+
+/// The published objects of a logical name: labelled with it, or (before the scheme) named it.
+fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value>)> {
+    objects
+        .iter()
+        .filter(|o| {
+            label(o, NAME_LABEL) == Some(logical)
+                || (label(o, NAME_LABEL).is_none()
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(logical))
+        })
+        .map(|o| {
+            let p = Published {
+                object: o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                version: label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()),
+                default: label(o, DEFAULT_LABEL) == Some("true"),
+            };
+            (p, o.clone())
+        })
+        .collect()
+}
+
+fn schema_of(construct: &Value, section: &str) -> Option<crate::schema::Schema> {
+    let raw = construct.pointer(&format!("/spec/{section}/openAPIV3Schema"))?;
+    load_keeping_unknown(raw, &Location::default(), Dialect::JsonSchema).ok()
+}
+
+/// The family.
+#[derive(Debug)]
+pub struct Consumer {
+    kinds: Vec<String>,
+}
+
+impl Consumer {
+    /// The family over these consumer kinds.
+    pub fn new(kinds: Vec<String>) -> Consumer {
+        Consumer { kinds }
+    }
+}
+
+impl Family for Consumer {
+    fn name(&self) -> &'static str {
+        "consumer"
+    }
+
+    fn claims(&self) -> Vec<Claim> {
+        self.kinds.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.clone() }).collect()
+    }
+
+    fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
+        if subject.operation == Operation::Delete {
+            return;
+        }
+        let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
+        let kind = subject.gvk.kind.as_str();
+        let name = doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let consumer = format!("{kind} {name}");
+        let namespace = subject
+            .namespace
+            .clone()
+            .or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string));
+        images(doc, cx);
+        for r in references(kind, doc) {
+            pin(doc, &r, &consumer, namespace.as_deref(), cx);
+        }
+        if kind == "ReleaseBinding" {
+            binding(doc, &consumer, namespace.as_deref(), cx);
+        }
+    }
+}
+
+/// CVN-407: images with `:latest` or no tag (digests are fine).
+fn images(doc: &Value, cx: &mut Context<'_>) {
+    let mut found = Vec::new();
+    if let Some(i) = doc.pointer("/spec/container/image").and_then(Value::as_str) {
+        found.push(("/spec/container/image".to_string(), i));
+    }
+    if let Some(map) = doc.pointer("/spec/containers").and_then(Value::as_object) {
+        for (k, c) in map {
+            if let Some(i) = c.get("image").and_then(Value::as_str) {
+                found
+                    .push((format!("/spec/containers/{}/image", k.replace('~', "~0").replace('/', "~1")), i));
+            }
+        }
+    }
+    for (pointer, image) in found {
+        if image.contains("${") || image.contains('@') {
+            continue;
+        }
+        let last = image.rsplit('/').next().unwrap_or(image);
+        let floats = match last.split_once(':') {
+            None => true,
+            Some((_, tag)) => tag == "latest",
+        };
+        if floats {
+            cx.report("CVN-407", pointer, vec![("image", image.to_string())]);
+        }
+    }
+}
+
+/// Resolve one pin; judge the parameters against the resolved version.
+fn pin(doc: &Value, r: &Reference, consumer: &str, namespace: Option<&str>, cx: &mut Context<'_>) {
+    let pin_pointer = format!("{}/version", r.pointer);
+    let pin = match Pin::parse(&r.pin) {
+        Ok(p) => p,
+        Err(e) => {
+            cx.report("CVN-408", pin_pointer, vec![("version", r.pin.clone()), ("reason", e.reason)]);
+            return;
+        }
+    };
+    let budget = cx.budget;
+    let objects = match cx.cluster.list(GROUP, &r.kind, scope(&r.kind, namespace).as_deref(), budget) {
+        Ok(o) => o,
+        Err(_) => return, // nothing to resolve against: the apply-order case, or offline
+    };
+    let candidates = published(&objects, &r.logical);
+    let list: Vec<Published> = candidates.iter().map(|(p, _)| p.clone()).collect();
+    let at = if r.pin.is_empty() { r.pointer.clone() } else { pin_pointer };
+    if candidates.is_empty() {
+        // GitOps tools apply in no fixed order: the construct may arrive after its consumer.
+        let args = vec![
+            ("pin", r.pin.clone()),
+            ("logical", r.logical.clone()),
+            ("published", "nothing yet (if it is still being applied, this resolves on its own)".to_string()),
+            ("kind", r.kind.clone()),
+        ];
+        cx.report_change("CVN-406", at, args, None, Some(Action::Warn));
+        return;
+    }
+    let resolved = match resolve(&pin, &r.logical, &list) {
+        Ok(p) => p,
+        Err(ResolveError::Duplicate { version, a, b }) => {
+            cx.report(
+                "CVN-405",
+                at,
+                vec![("version", version), ("logical", r.logical.clone()), ("a", a), ("b", b)],
+            );
+            return;
+        }
+        Err(_) => {
+            let args = vec![
+                ("pin", r.pin.clone()),
+                ("logical", r.logical.clone()),
+                ("published", published_list(&list)),
+                ("kind", r.kind.clone()),
+            ];
+            cx.report("CVN-406", at, args);
+            return;
+        }
+    };
+    let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
+    window(r, resolved, &list, cx);
+    if let Some(params_at) = &r.parameters {
+        let schema = schema_of(construct, "parameters");
+        let values = doc.pointer(params_at).filter(|v| !v.is_null());
+        if let (Some(schema), Some(values)) = (schema, values) {
+            let what = format!(
+                "{} {}",
+                r.logical,
+                resolved.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| resolved.object.clone())
+            );
+            judge_values(
+                &schema,
+                values,
+                params_at,
+                "parameters",
+                consumer,
+                &what,
+                &candidates,
+                "parameters",
+                cx,
+            );
+        }
+    }
+}
+
+/// CVN-411: a pin below the supported range — the current major, plus the previous major
+/// until the current major reaches its next minor.
+fn window(r: &Reference, resolved: &Published, list: &[Published], cx: &mut Context<'_>) {
+    let plain: Vec<&semver::Version> =
+        list.iter().filter_map(|p| p.version.as_ref()).filter(|v| v.pre.is_empty()).collect();
+    let Some(current) = plain.iter().map(|v| v.major).max() else { return };
+    let current_has_minor = plain.iter().any(|v| v.major == current && v.minor > 0);
+    let lowest = if current_has_minor || current == 0 { current } else { current - 1 };
+    let Some(v) = &resolved.version else { return };
+    if v.major >= lowest {
+        return;
+    }
+    let newest = plain.iter().filter(|v| v.major == current).max().map(|v| v.to_string()).unwrap_or_default();
+    let range = if lowest == current { format!("{current}.x") } else { format!("{lowest}.x–{current}.x") };
+    let pin = if r.pin.is_empty() { "(floating)".to_string() } else { r.pin.clone() };
+    let args =
+        vec![("pin", pin), ("range", format!("{range} of {} (newest supported: {newest})", r.logical))];
+    cx.report("CVN-411", format!("{}/version", r.pointer), args);
+}
+
+/// Validate consumer-supplied values against a construct's schema; every problem is a
+/// CVN-107 finding. A key the schema does not declare is named with the published version
+/// that still declared it, when there is one (a field a later major removed).
+#[allow(clippy::too_many_arguments)]
+fn judge_values(
+    schema: &crate::schema::Schema,
+    values: &Value,
+    pointer: &str,
+    field: &str,
+    consumer: &str,
+    construct: &str,
+    candidates: &[(Published, Arc<Value>)],
+    section: &str,
+    cx: &mut Context<'_>,
+) {
+    let at = Location::new(pointer, field);
+    for v in validate(schema, values, &at, Required::Everywhere).violations {
+        let mut reason = v.message();
+        if let Problem::Undeclared { key, .. } = &v.problem {
+            let declared_by: Vec<String> = candidates
+                .iter()
+                .filter(|(_, o)| schema_of(o, section).is_some_and(|s| s.properties.contains_key(key)))
+                .filter_map(|(p, _)| p.version.as_ref().map(|v| v.to_string()))
+                .collect();
+            if !declared_by.is_empty() {
+                reason.push_str(&format!(
+                    "; version {} declared it, {construct} removed it",
+                    declared_by.join(", ")
+                ));
+            }
+        }
+        let args = vec![
+            ("field", v.at.path.clone()),
+            ("consumer", consumer.to_string()),
+            ("construct", construct.to_string()),
+            ("reason", reason),
+        ];
+        cx.report("CVN-107", v.at.pointer, args);
+    }
+}
+
+/// A ReleaseBinding's environment configs against the schemas its release froze.
+fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, cx: &mut Context<'_>) {
+    let Some(release_name) = doc.pointer("/spec/releaseName").and_then(Value::as_str) else { return };
+    let budget = cx.budget;
+    let Ok(releases) = cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) else { return };
+    let Some(release) =
+        releases.iter().find(|r| r.pointer("/metadata/name").and_then(Value::as_str) == Some(release_name))
+    else {
+        return;
+    };
+    let frozen_type = release.pointer("/spec/componentType");
+    if let (Some(ct), Some(values)) = (frozen_type, doc.pointer("/spec/componentTypeEnvironmentConfigs")) {
+        if let Some(schema) =
+            ct.get("spec").and_then(|s| schema_of(&serde_json::json!({"spec": s}), "environmentConfigs"))
+        {
+            let name = ct.get("name").and_then(Value::as_str).unwrap_or("?");
+            let version = ct.get("version").and_then(Value::as_str).unwrap_or("?");
+            let what =
+                format!("{} {version} (frozen by {release_name})", name.rsplit('/').next().unwrap_or(name));
+            judge_values(
+                &schema,
+                values,
+                "/spec/componentTypeEnvironmentConfigs",
+                "componentTypeEnvironmentConfigs",
+                consumer,
+                &what,
+                &[],
+                "environmentConfigs",
+                cx,
+            );
+        }
+    }
+    let Some(per_instance) = doc.pointer("/spec/traitEnvironmentConfigs").and_then(Value::as_object) else {
+        return;
+    };
+    let profile = release
+        .pointer("/spec/componentProfile/traits")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let frozen = release.pointer("/spec/traits").and_then(Value::as_array).cloned().unwrap_or_default();
+    for (instance, values) in per_instance {
+        let Some(p) =
+            profile.iter().find(|t| t.get("instanceName").and_then(Value::as_str) == Some(instance))
+        else {
+            continue;
+        };
+        let trait_name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        let Some(spec) = frozen
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(trait_name))
+            .and_then(|t| t.get("spec"))
+        else {
+            continue;
+        };
+        let Some(schema) = schema_of(&serde_json::json!({"spec": spec}), "environmentConfigs") else {
+            continue;
+        };
+        let version = p.get("version").and_then(Value::as_str).unwrap_or("?");
+        let what = format!("{trait_name} {version} (frozen by {release_name})");
+        // The other published versions of the trait, to name the one that removed a key.
+        let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+        let others =
+            cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget).unwrap_or_default();
+        let candidates = published(&others, trait_name);
+        let pointer =
+            format!("/spec/traitEnvironmentConfigs/{}", instance.replace('~', "~0").replace('/', "~1"));
+        judge_values(
+            &schema,
+            values,
+            &pointer,
+            &format!("traitEnvironmentConfigs.{instance}"),
+            consumer,
+            &what,
+            &candidates,
+            "environmentConfigs",
+            cx,
+        );
+    }
+}
+
+/// CVN-410: deleting a construct version that consumers still pin.
+pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
+    let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) else { return };
+    let kind = subject.gvk.kind.as_str();
+    let logical = logical_name(old);
+    let object = old.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let namespace = subject.namespace.as_deref();
+    let budget = cx.budget;
+    let Ok(siblings) = cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget) else {
+        return;
+    };
+    let mut candidates = published(&siblings, &logical);
+    if !candidates.iter().any(|(p, _)| p.object == object) {
+        let p = Published {
+            object: object.clone(),
+            version: declared_version(old).and_then(|v| semver::Version::parse(v).ok()),
+            default: label(old, DEFAULT_LABEL) == Some("true"),
+        };
+        candidates.push((p, Arc::new(old.clone())));
+    }
+    let list: Vec<Published> = candidates.into_iter().map(|(p, _)| p).collect();
+    let mut pinned = Vec::new();
+    for consumer_kind in ["Component", "Project", "Resource"] {
+        let Ok(consumers) = cx.cluster.list(GROUP, consumer_kind, None, budget) else { continue };
+        for c in consumers.iter() {
+            for r in
+                references(consumer_kind, c).into_iter().filter(|r| r.kind == kind && r.logical == logical)
+            {
+                let Ok(pin) = Pin::parse(&r.pin) else { continue };
+                if resolve(&pin, &logical, &list).is_ok_and(|p| p.object == object) {
+                    let ns = c.pointer("/metadata/namespace").and_then(Value::as_str);
+                    let name = c.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+                    pinned.push(format!(
+                        "{consumer_kind} {}{name}",
+                        ns.map(|n| format!("{n}/")).unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+    if !pinned.is_empty() {
+        let version = declared_version(old).unwrap_or("(unversioned)").to_string();
+        cx.report(
+            "CVN-410",
+            "",
+            vec![("version", format!("{object} ({version})")), ("consumers", pinned.join(", "))],
+        );
+    }
+}

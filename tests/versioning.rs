@@ -1,0 +1,342 @@
+//! Construct versioning and consumer pins over the cases seed 001 states as verified:
+//! ruby-service 1.1.0 / 2.0.0 (xlarge removed), otel-instrumentation 1.0.0 / 2.0.0
+//! (collectorEndpoint removed), pins "1", "1.1", "1.1.0", "2", "1.0", "9", the default label,
+//! a PATCH that replaces the implementation, and the OpenChoreo samples once labelled.
+
+mod common;
+
+use covenant::cluster::{ClusterView, OfflineCluster};
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::report::{check, check_with_base, Base, Source};
+use serde_json::{json, Value};
+
+fn published() -> OfflineCluster {
+    OfflineCluster::load_dir(&common::fixtures().join("openchoreo/published")).unwrap()
+}
+
+fn engine() -> Engine {
+    Engine::new(&Config::embedded().unwrap())
+}
+
+/// (rule, pointer, message, action) for one document against the published constructs.
+fn judge(doc: &Value, cluster: &dyn ClusterView) -> Vec<(String, String, String, String)> {
+    let text = serde_json::to_string_pretty(doc).unwrap();
+    let report = check(&engine(), cluster, &[Source { name: "doc.json".into(), text }]);
+    report
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.finding.rule.id.to_string(),
+                e.finding.pointer.clone(),
+                e.finding.message.clone(),
+                e.finding.action.as_str().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn component(pin: Option<&str>, parameters: Value) -> Value {
+    let mut ct = json!({"kind": "ClusterComponentType", "name": "deployment/ruby-service"});
+    if let Some(p) = pin {
+        ct["version"] = json!(p);
+    }
+    json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery"},
+        "spec": {"owner": {"projectName": "bakery"}, "componentType": ct, "parameters": parameters}})
+}
+
+#[test]
+fn pins_resolve_to_the_versions_the_seed_verified() {
+    let cluster = published();
+    // "1", "1.1" and "1.1.0" resolve to 1.1.0, where xlarge is still valid.
+    for pin in ["1", "1.1", "1.1.0"] {
+        assert_eq!(judge(&component(Some(pin), json!({"sizeClass": "xlarge"})), &cluster), [], "{pin}");
+    }
+    // "2" resolves to the 2.0.0 object: the range picked the object, not a string, so
+    // xlarge is refused against its contract.
+    let found = judge(&component(Some("2"), json!({"sizeClass": "xlarge"})), &cluster);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "CVN-107");
+    assert_eq!(found[0].1, "/spec/parameters/sizeClass");
+    assert!(found[0].2.contains("against ruby-service 2.0.0"), "{}", found[0].2);
+    // "1.0" is refused: 1.1.0 does not satisfy it; "9" names what is published.
+    for pin in ["1.0", "9"] {
+        let found = judge(&component(Some(pin), json!({})), &cluster);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0.as_str(), found[0].1.as_str()), ("CVN-406", "/spec/componentType/version"));
+        assert!(
+            found[0].2.contains("published: ruby-service-v2=2.0.0, ruby-service-v1=1.1.0"),
+            "{}",
+            found[0].2
+        );
+        assert_eq!(found[0].3, "deny");
+    }
+    // Empty floats to the default (v1), where xlarge is valid.
+    assert_eq!(judge(&component(None, json!({"sizeClass": "xlarge"})), &cluster), []);
+    // A pin that is not a version.
+    let found = judge(&component(Some("v2"), json!({})), &cluster);
+    assert_eq!(found[0].0, "CVN-408");
+}
+
+#[test]
+fn a_name_nothing_has_published_yet_is_a_warning() {
+    let mut doc = component(Some("1"), json!({}));
+    doc["spec"]["componentType"]["name"] = json!("deployment/not-yet-applied");
+    let found = judge(&doc, &published());
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].0.as_str(), found[0].3.as_str()), ("CVN-406", "warn"));
+    // Without any cluster state nothing is resolved, and nothing is claimed.
+    assert_eq!(judge(&component(Some("9"), json!({})), &covenant::cluster::EmptyCluster), []);
+}
+
+#[test]
+fn a_binding_setting_a_field_the_frozen_major_removed_is_refused_naming_it() {
+    let binding = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ReleaseBinding",
+        "metadata": {"name": "chess-render-production", "namespace": "chess"},
+        "spec": {"owner": {"projectName": "chess", "componentName": "chess-render"}, "environment": "production",
+            "releaseName": "chess-render-7449b895f4",
+            "componentTypeEnvironmentConfigs": {"replicas": 2},
+            "traitEnvironmentConfigs": {"otel": {"enabled": true, "collectorEndpoint": "http://collector:4317"}}}});
+    let found = judge(&binding, &published());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (rule, pointer, message, _) = &found[0];
+    assert_eq!(rule, "CVN-107");
+    assert_eq!(pointer, "/spec/traitEnvironmentConfigs/otel/collectorEndpoint");
+    assert!(message.contains("otel-instrumentation 2.0.0"), "{message}");
+    assert!(message.contains("version 1.0.0 declared it"), "{message}");
+}
+
+fn ruby_v2() -> Value {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
+    covenant::source::parse_stream(&text).0.remove(1).value
+}
+
+fn update(old: &Value, new: &Value) -> Vec<(String, String, String, String)> {
+    let base = Base::from_sources(&[Source { name: "old.json".into(), text: old.to_string() }]);
+    assert_eq!(base.len(), 1, "the base must hold the old document");
+    let report = check_with_base(
+        &engine(),
+        &OfflineCluster::default(),
+        &[Source { name: "new.json".into(), text: new.to_string() }],
+        Some(&base),
+    );
+    report
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.finding.rule.id.to_string(),
+                e.finding.pointer.clone(),
+                e.finding.message.clone(),
+                e.finding.action.as_str().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn at_version(doc: &Value, v: &str) -> Value {
+    let mut d = doc.clone();
+    d["metadata"]["annotations"]["openchoreo.dev/version"] = json!(v);
+    d["metadata"]["labels"]["openchoreo.dev/version"] = json!(v);
+    for r in d["spec"]["resources"].as_array_mut().unwrap() {
+        if let Some(a) = r["template"]["metadata"]["annotations"].as_object_mut() {
+            a.insert("openchoreo.dev/rendered-from-version".into(), json!(v));
+        }
+    }
+    d
+}
+
+#[test]
+fn the_contract_diff_judges_the_declared_bump() {
+    let v1 = ruby_v2();
+    // Removing xlarge's successor value under a minor: implied MAJOR, declared MINOR.
+    let mut narrowed = at_version(&v1, "2.1.0");
+    narrowed["spec"]["parameters"]["openAPIV3Schema"]["properties"]["sizeClass"]["enum"] =
+        json!(["small", "medium"]);
+    let found = update(&v1, &narrowed);
+    // The bump is refused, and so is each change it does not cover, at its own rule.
+    assert_eq!(found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["CVN-212", "CVN-204"], "{found:?}");
+    assert!(found[0].2.contains("enum value \"large\" was removed"), "{}", found[0].2);
+    // A PATCH that replaces the whole implementation with identical outputs stays PATCH.
+    let mut reimplemented = at_version(&v1, "2.0.1");
+    reimplemented["spec"]["resources"][0]["template"]["spec"] = json!({"replicas": 1, "strategy": {"type": "Recreate"}, "template": {"spec": {"containers": [{"name": "garage"}]}}});
+    assert_eq!(update(&v1, &reimplemented), []);
+    // … and declaring a major for it is more than the diff implies (and, in place, a major
+    // that should have been a new object).
+    let major = at_version(&reimplemented, "3.0.0");
+    let rules: Vec<String> = update(&v1, &major).into_iter().map(|f| f.0).collect();
+    assert!(rules.contains(&"CVN-213".to_string()) && rules.contains(&"CVN-409".to_string()), "{rules:?}");
+    // A major applied in place is refused, naming the object to create.
+    let found = update(&v1, &at_version(&narrowed, "3.0.0"));
+    let inplace = found.iter().find(|f| f.0 == "CVN-409").expect("CVN-409");
+    assert!(inplace.2.contains("create ruby-service-v3"), "{}", inplace.2);
+    // Removing a rendered object a consumer can see is MAJOR (CVN-208 in the diff).
+    let mut dropped = at_version(&v1, "2.1.0");
+    dropped["spec"]["resources"].as_array_mut().unwrap().remove(1);
+    let found = update(&v1, &dropped);
+    assert!(
+        found.iter().any(|f| f.0 == "CVN-208" && f.2.contains("field \"rendered.service\" was removed")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn the_version_scheme_is_checked_on_every_construct() {
+    let v2 = ruby_v2();
+    assert_eq!(judge(&v2, &OfflineCluster::default()), []);
+    // A stamp that disagrees with the declared version.
+    let mut stale = v2.clone();
+    stale["spec"]["resources"][0]["template"]["metadata"]["annotations"]
+        ["openchoreo.dev/rendered-from-version"] = json!("1.1.0");
+    let found = judge(&stale, &OfflineCluster::default());
+    assert_eq!(found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["CVN-401"]);
+    // A version annotation without labels declares a version nobody can pin.
+    let mut unlabelled = v2.clone();
+    unlabelled["metadata"]["labels"] = json!({});
+    let found = judge(&unlabelled, &OfflineCluster::default());
+    assert_eq!(found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["CVN-402", "CVN-402"]);
+    // The object name carries the major.
+    let mut misnamed = v2.clone();
+    misnamed["metadata"]["name"] = json!("ruby-service-2");
+    let found = judge(&misnamed, &OfflineCluster::default());
+    assert_eq!(found[0].0, "CVN-403");
+    assert!(found[0].2.contains("should be \"ruby-service-v2\""), "{}", found[0].2);
+    // 0.x without saying it is experimental.
+    let zero = at_version(&v2, "0.3.0");
+    let found = judge(&zero, &OfflineCluster::default());
+    assert!(found.iter().any(|f| f.0 == "CVN-408"), "{found:?}");
+    // With the cluster: a second default, and a second object at one version.
+    let mut second_default = v2.clone();
+    second_default["metadata"]["labels"]["openchoreo.dev/default"] = json!("true");
+    let found = judge(&second_default, &published());
+    assert_eq!(found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["CVN-404"]);
+    let mut copy = v2.clone();
+    copy["metadata"]["name"] = json!("ruby-service-v2-copy");
+    copy["metadata"]["labels"]["openchoreo.dev/name"] = json!("ruby-service");
+    let rules: Vec<String> = judge(&copy, &published()).into_iter().map(|f| f.0).collect();
+    assert!(rules.contains(&"CVN-405".to_string()), "{rules:?}");
+}
+
+#[test]
+fn floating_images_and_the_support_window() {
+    let workload = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Workload", "metadata": {"name": "w"},
+        "spec": {"container": {"image": "ghcr.io/acme/shop:latest"}}});
+    assert_eq!(judge(&workload, &OfflineCluster::default())[0].0, "CVN-407");
+    for ok in [
+        "ghcr.io/acme/shop:v1-3f9a2c1d",
+        "ghcr.io/acme/shop@sha256:0123456789abcdef",
+        "localhost:5000/shop:1.2",
+    ] {
+        let mut w = workload.clone();
+        w["spec"]["container"]["image"] = json!(ok);
+        assert_eq!(judge(&w, &OfflineCluster::default()), [], "{ok}");
+    }
+    let mut untagged = workload.clone();
+    untagged["spec"]["container"]["image"] = json!("localhost:5000/shop");
+    assert_eq!(judge(&untagged, &OfflineCluster::default())[0].0, "CVN-407");
+    // Support window: with 2.0.0 the current major, 1.x is still supported (2.x has no
+    // minor yet); once 2.1.0 is published, a pin to 1 is warned.
+    assert_eq!(judge(&component(Some("1"), json!({})), &published()), []);
+    let mut v21 = at_version(&ruby_v2(), "2.1.0");
+    v21["metadata"]["name"] = json!("ruby-service-v2b");
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
+    let mut objects: Vec<Value> =
+        covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value).collect();
+    objects.push(v21);
+    let cluster = OfflineCluster::from_objects(objects);
+    let found = judge(&component(Some("1"), json!({})), &cluster);
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].0.as_str(), found[0].3.as_str()), ("CVN-411", "warn"));
+    assert!(found[0].2.contains("newest supported: 2.1.0"), "{}", found[0].2);
+}
+
+#[test]
+fn deleting_a_version_consumers_pin_is_warned() {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
+    let mut objects: Vec<Value> =
+        covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value).collect();
+    let v1 = objects[0].clone();
+    objects.push(component(Some("1"), json!({})));
+    let cluster = OfflineCluster::from_objects(objects);
+    let mut subject = covenant::subject::Subject::from_document(json!({}));
+    subject.gvk = covenant::subject::Gvk::from_api_version("openchoreo.dev/v1alpha1", "ClusterComponentType");
+    subject.operation = covenant::subject::Operation::Delete;
+    subject.object = None;
+    subject.old_object = Some(covenant::subject::Object::from_value(v1));
+    let verdict = engine().evaluate(&subject, &cluster);
+    assert_eq!(verdict.findings.len(), 1, "{:?}", verdict.findings);
+    assert_eq!(verdict.findings[0].rule.id, "CVN-410");
+    assert!(
+        verdict.findings[0].message.contains("Component bakery/bakery-web"),
+        "{}",
+        verdict.findings[0].message
+    );
+    assert!(!verdict.denied());
+}
+
+/// Every document of the OpenChoreo samples (the seed system's own), labelled as the seed's
+/// scheme requires when `label` is set: each construct gets `openchoreo.dev/name`,
+/// `openchoreo.dev/version: 1.0.0` and the default label, and the object name `<logical>-v1`.
+fn samples(label: bool) -> Vec<Value> {
+    let files = covenant::report::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for d in covenant::source::parse_stream(&text).0 {
+            let mut v = d.value;
+            let kind = v["kind"].as_str().unwrap_or_default().to_string();
+            if label && covenant::families::construct::KINDS.contains(&kind.as_str()) {
+                let logical = v["metadata"]["name"].as_str().unwrap().to_string();
+                v["metadata"]["name"] = json!(format!("{logical}-v1"));
+                v["metadata"]["labels"]["openchoreo.dev/name"] = json!(logical);
+                v["metadata"]["labels"]["openchoreo.dev/version"] = json!("1.0.0");
+                v["metadata"]["labels"]["openchoreo.dev/default"] = json!("true");
+                v["metadata"]["annotations"]["openchoreo.dev/version"] = json!("1.0.0");
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_openchoreo_samples_pass_before_and_after_labelling() {
+    for label in [false, true] {
+        let docs = samples(label);
+        assert!(docs.len() >= 40, "{}", docs.len());
+        let cluster = OfflineCluster::from_objects(docs.clone());
+        let mut floating = 0;
+        let mut resolved_consumers = 0;
+        let mut undeclared = Vec::new();
+        for doc in &docs {
+            let found = judge(doc, &cluster);
+            for (rule, pointer, message, _) in &found {
+                match (rule.as_str(), pointer.as_str()) {
+                    // The samples deploy `:latest` images, which the seed's platform refuses.
+                    ("CVN-407", "/spec/container/image") => floating += 1,
+                    // A real defect in the from-image sample: it sets `resources` in a
+                    // scheduled-task Component's parameters, where the type declares it
+                    // only in environmentConfigs; OpenChoreo prunes it without a word.
+                    ("CVN-107", "/spec/parameters/resources") => undeclared.push(message.clone()),
+                    _ => panic!("unexpected {rule} {pointer}: {message}"),
+                }
+            }
+            if doc["kind"] == "Component" {
+                resolved_consumers += 1;
+            }
+        }
+        assert_eq!(floating, 5, "label={label}");
+        assert_eq!(undeclared.len(), 1, "{undeclared:?}");
+        assert!(
+            undeclared[0].contains("Component github-issue-reporter is invalid against scheduled-task"),
+            "{}",
+            undeclared[0]
+        );
+        assert!(resolved_consumers >= 8, "{resolved_consumers}");
+    }
+}
