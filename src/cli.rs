@@ -122,7 +122,8 @@ pub struct ServeArgs {
     /// With --dev: where to write the generated certificates [default: a temp directory].
     #[arg(long, requires = "dev")]
     pub dev_cert_dir: Option<PathBuf>,
-    /// Use no cluster state: rules that need it see an empty cluster.
+    /// Use no cluster state: rules that need it say they could not look (the default with
+    /// --dev). Without it the server watches the cluster it runs in (or the kubeconfig's).
     #[arg(long)]
     pub offline: bool,
     /// Objects (YAML/JSON files) to use as the cluster's state instead of a live cluster.
@@ -550,6 +551,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 const SAMPLE_REVIEW: &str = include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
 
+/// The kinds the live view watches: what the construct and consumer families read on every
+/// request, and the releases a binding froze.
+fn watched_kinds(config: &Config) -> Vec<crate::cluster::live::Watched> {
+    let group = crate::families::construct::GROUP.to_string();
+    config
+        .construct_kinds
+        .iter()
+        .chain(&config.consumer_kinds)
+        .map(String::as_str)
+        .chain(["ComponentRelease"])
+        .map(|k| (group.clone(), k.to_string()))
+        .collect()
+}
+
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
     let (listen, admin_listen) = if args.dev {
@@ -577,14 +592,21 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             _ => bail!("--tls-cert and --tls-key must be set (or run with --dev)"),
         }
     };
-    let cluster = match (&args.context, args.offline) {
+    let cluster: Arc<dyn ClusterView> = match (&args.context, args.offline || args.dev) {
         (Some(dir), _) => load_cluster(Some(dir))?,
-        (None, true) => load_cluster(None)?,
-        (None, false) => {
-            tracing::warn!(
-                "the live cluster view is not built yet; serving with an empty cluster (as --offline)"
-            );
+        (None, true) => {
+            if args.dev && !args.offline {
+                tracing::info!(
+                    "--dev serves without cluster state (as --offline); rules that need it say so"
+                );
+            }
             load_cluster(None)?
+        }
+        (None, false) => {
+            let kube_config = kube::Config::infer().await.context(
+                "no cluster to watch (neither in-cluster nor a kubeconfig); run with --offline to serve without cluster state",
+            )?;
+            Arc::new(crate::cluster::live::LiveCluster::connect(kube_config, watched_kinds(&config))?)
         }
     };
 

@@ -2,6 +2,8 @@
 //! from files that `covenant check --context` and the tests use. The engine never talks to
 //! an API server itself; a rule that needs state asks the view, within the subject's budget.
 
+pub mod live;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +44,16 @@ pub trait ClusterView: Send + Sync {
         namespace: Option<&str>,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error>;
+
+    /// Whether the view has what it needs to answer (caches listed); readiness waits on it.
+    fn synced(&self) -> bool {
+        true
+    }
+
+    /// Objects held per cached resource, for `covenant_cache_objects`.
+    fn cache_sizes(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
 }
 
 /// No cluster state at all (`--offline`, or `check` without `--context`): every lookup is

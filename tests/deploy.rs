@@ -82,6 +82,24 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => {
             strict::<MutatingWebhookConfiguration>(doc).map(drop)
         }
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            let role: k8s_openapi::api::rbac::v1::ClusterRole = strict(doc)?;
+            // Read-only: covenant never writes to the cluster.
+            for rule in role.rules.unwrap_or_default() {
+                if let Some(v) = rule.verbs.iter().find(|v| !["get", "list", "watch"].contains(&v.as_str())) {
+                    return Err(format!("ClusterRole grants {v}; covenant only reads"));
+                }
+                if rule.api_groups.unwrap_or_default().iter().any(|g| g.is_empty() || g == "*") {
+                    return Err(
+                        "ClusterRole reaches the core group or every group; covenant needs neither".into()
+                    );
+                }
+            }
+            Ok(())
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            strict::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>(doc).map(drop)
+        }
         ("cert-manager.io/v1", _) => cert_manager(doc),
         (a, k) => Err(format!("no type known for {a} {k}")),
     }
@@ -109,7 +127,7 @@ fn manifests() -> Vec<(String, Value)> {
 #[test]
 fn every_manifest_parses_into_its_type_with_no_undeclared_field() {
     let all = manifests();
-    assert_eq!(all.len(), 11);
+    assert_eq!(all.len(), 13);
     for (file, doc) in &all {
         check_manifest(doc)
             .unwrap_or_else(|e| panic!("{file}: {} {}: {e}", doc["kind"], doc["metadata"]["name"]));
@@ -195,8 +213,19 @@ fn kubectl_kustomize_renders_the_base_where_kubectl_exists() {
     let rendered = String::from_utf8(out.stdout).unwrap();
     let (docs, err) = covenant::source::parse_stream(&rendered);
     assert!(err.is_none());
-    assert_eq!(docs.len(), 12, "11 resources and the generated ConfigMap");
+    assert_eq!(docs.len(), 14, "13 resources and the generated ConfigMap");
     for d in docs.iter().filter(|d| d.value["kind"] != "ConfigMap") {
         check_manifest(&d.value).unwrap();
     }
+}
+
+#[test]
+fn the_rbac_check_refuses_writes_and_the_core_group() {
+    let role = |group: &str, verb: &str| {
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "r"}, "rules": [{"apiGroups": [group], "resources": ["*"], "verbs": [verb]}]})
+    };
+    assert!(check_manifest(&role("openchoreo.dev", "list")).is_ok());
+    assert!(check_manifest(&role("openchoreo.dev", "patch")).unwrap_err().contains("patch"));
+    assert!(check_manifest(&role("", "list")).unwrap_err().contains("core group"));
 }

@@ -26,13 +26,23 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    match state.readiness.check() {
+    let ready = state.readiness.check().and_then(|()| {
+        if state.cluster.synced() {
+            Ok(())
+        } else {
+            Err("cluster caches not synced")
+        }
+    });
+    match ready {
         Ok(()) => (StatusCode::OK, "ok\n").into_response(),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")).into_response(),
     }
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
+    for (resource, n) in state.cluster.cache_sizes() {
+        state.metrics.cache_objects.with_label_values(&[resource.as_str()]).set(n as i64);
+    }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }

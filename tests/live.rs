@@ -1,0 +1,241 @@
+//! The live cluster view against an in-process HTTP server that speaks the Kubernetes
+//! discovery, list and watch API for a handful of resources, served from fixtures: the `kube`
+//! client talks real HTTP to it, so no cluster is needed. Reflectors fill the caches and
+//! readiness waits for them; one-off lists paginate; a list that cannot finish in budget is a
+//! timeout the failure policy handles.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use covenant::cluster::live::LiveCluster;
+use covenant::cluster::{ClusterView, Error};
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::subject::{Object, Operation, Subject};
+use serde_json::{json, Value};
+
+/// What the fake API server holds: objects by (group, plural), and the resources it serves.
+#[derive(Clone, Default)]
+struct Fake {
+    objects: BTreeMap<(String, String), Vec<Value>>,
+    /// (group, plural, kind, namespaced)
+    resources: Vec<(String, String, String, bool)>,
+    /// Plurals whose lists never answer in time.
+    slow: Vec<String>,
+}
+
+async fn apis(State(f): State<Arc<Fake>>) -> Json<Value> {
+    let mut groups: Vec<&str> = f.resources.iter().map(|r| r.0.as_str()).collect();
+    groups.dedup();
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let gv = json!({"groupVersion": format!("{g}/v1alpha1"), "version": "v1alpha1"});
+            json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+        })
+        .collect();
+    Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
+}
+
+async fn group_version(
+    State(f): State<Arc<Fake>>,
+    Path((group, version)): Path<(String, String)>,
+) -> Json<Value> {
+    let resources: Vec<Value> = f
+        .resources
+        .iter()
+        .filter(|r| r.0 == group)
+        .map(|(_, plural, kind, namespaced)| {
+            json!({"name": plural, "singularName": kind.to_lowercase(), "namespaced": namespaced, "kind": kind,
+                "verbs": ["get", "list", "watch"]})
+        })
+        .collect();
+    Json(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{group}/{version}"), "resources": resources}),
+    )
+}
+
+async fn list(
+    State(f): State<Arc<Fake>>,
+    Path((group, _version, plural)): Path<(String, String, String)>,
+    Query(q): Query<BTreeMap<String, String>>,
+) -> Response {
+    if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+        // A watch that stays open and reports nothing new.
+        let pending = futures_util::stream::pending::<Result<Bytes, Infallible>>();
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from_stream(pending))
+            .unwrap();
+    }
+    if f.slow.contains(&plural) {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
+    // Pages as the client asks for them: `limit` items from the `continue` offset.
+    let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(usize::MAX);
+    let start: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
+    let page: Vec<Value> = items.iter().skip(start).take(limit).cloned().collect();
+    let next = start + page.len();
+    let mut metadata = json!({"resourceVersion": "7"});
+    if next < items.len() {
+        metadata["continue"] = json!(next.to_string());
+    }
+    Json(json!({"apiVersion": format!("{group}/v1alpha1"), "kind": "List", "metadata": metadata, "items": page}))
+        .into_response()
+}
+
+/// Start the fake API server on its own runtime and thread (the engine's lookups block the
+/// caller while they wait, and must not block the server that answers them).
+fn serve(fake: Fake) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async move {
+            let app = Router::new()
+                .route("/apis", get(apis))
+                .route("/api", get(|| async { Json(json!({"kind": "APIVersions", "versions": ["v1"]})) }))
+                .route("/apis/{group}/{version}", get(group_version))
+                .route("/apis/{group}/{version}/{plural}", get(list))
+                .with_state(Arc::new(fake));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
+fn fixture_objects() -> Fake {
+    let mut fake = Fake::default();
+    let dir = common::fixtures().join("openchoreo/published");
+    for file in covenant::report::discover(&dir).unwrap() {
+        let text = std::fs::read_to_string(file).unwrap();
+        for d in covenant::source::parse_stream(&text).0 {
+            let kind = d.value["kind"].as_str().unwrap().to_string();
+            let plural = format!("{}s", kind.to_lowercase());
+            fake.objects.entry(("openchoreo.dev".into(), plural)).or_default().push(d.value);
+        }
+    }
+    for (kind, namespaced) in [
+        ("ClusterComponentType", false),
+        ("ClusterTrait", false),
+        ("ComponentRelease", true),
+        ("Component", true),
+    ] {
+        fake.resources.push((
+            "openchoreo.dev".into(),
+            format!("{}s", kind.to_lowercase()),
+            kind.into(),
+            namespaced,
+        ));
+    }
+    // Live custom resources of a CRD whose schema tightens (CVN-215), three pages of one.
+    let widgets = covenant::source::parse_stream(
+        &std::fs::read_to_string(common::fixtures().join("rules/CVN-215/context/widgets.yaml")).unwrap(),
+    )
+    .0
+    .into_iter()
+    .map(|d| d.value)
+    .collect::<Vec<_>>();
+    fake.objects.insert(("example.com".into(), "widgets".into()), widgets);
+    fake.resources.push(("example.com".into(), "widgets".into(), "Widget".into(), true));
+    fake.resources.push(("example.com".into(), "gadgets".into(), "Gadget".into(), true));
+    fake.slow.push("gadgets".into());
+    fake
+}
+
+fn connect(addr: SocketAddr) -> LiveCluster {
+    let watched =
+        ["ClusterComponentType", "ClusterTrait", "ComponentRelease", "Component", "Project", "Workflow"]
+            .iter()
+            .map(|k| ("openchoreo.dev".to_string(), k.to_string()))
+            .collect();
+    LiveCluster::connect(kube::Config::new(format!("http://{addr}").parse().unwrap()), watched).unwrap()
+}
+
+fn wait_synced(view: &LiveCluster) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !view.synced() {
+        assert!(Instant::now() < deadline, "the caches never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn reflectors_fill_the_caches_and_pins_resolve_through_them() {
+    let view = connect(serve(fixture_objects()));
+    wait_synced(&view);
+    // Kinds the cluster does not serve (Project, Workflow) are not waited for, and list empty.
+    assert_eq!(view.list("openchoreo.dev", "Project", None, None).unwrap().len(), 0);
+    let types = view.list("openchoreo.dev", "ClusterComponentType", None, None).unwrap();
+    assert_eq!(types.len(), 2);
+    let mut sizes = view.cache_sizes();
+    sizes.sort();
+    assert!(sizes.contains(&("clustercomponenttypes.openchoreo.dev".to_string(), 2)), "{sizes:?}");
+    // The engine resolves a Component's pin through the live view.
+    let engine = Engine::new(&Config::embedded().unwrap());
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery"},
+        "spec": {"componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "9"}}});
+    let verdict = engine.evaluate(&Subject::from_document(component), &view);
+    assert_eq!(verdict.findings.len(), 1);
+    assert_eq!(verdict.findings[0].rule.id, "CVN-406");
+    assert!(
+        verdict.findings[0].message.contains("ruby-service-v2=2.0.0, ruby-service-v1=1.1.0"),
+        "{}",
+        verdict.findings[0].message
+    );
+}
+
+#[test]
+fn one_off_lists_paginate_and_a_slow_list_times_out_in_budget() {
+    let mut fake = fixture_objects();
+    // Make pagination visible: three widgets, served one per page when asked.
+    let extra = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "third", "namespace": "shop"}, "spec": {"size": "small"}});
+    fake.objects.get_mut(&("example.com".to_string(), "widgets".to_string())).unwrap().push(extra);
+    let view = connect(serve(fake)).with_page_size(1);
+    wait_synced(&view);
+    let widgets = view.list("example.com", "Widget", None, Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(widgets.len(), 3, "every page is read");
+    let started = Instant::now();
+    let err = view.list("example.com", "Gadget", None, Some(Duration::from_millis(300))).unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the budget bounds the wait: {:?}",
+        started.elapsed()
+    );
+
+    // CVN-215 through the live view: the tightening names the live object that fails it.
+    let engine = Engine::new(&Config::embedded().unwrap());
+    let read = |f: &str| {
+        covenant::source::parse_stream(
+            &std::fs::read_to_string(common::fixtures().join("rules/CVN-215").join(f)).unwrap(),
+        )
+        .0
+        .remove(0)
+        .value
+    };
+    let mut subject = Subject::from_document(read("input.yaml"));
+    subject.operation = Operation::Update;
+    subject.old_object = Some(Object::from_value(read("base.yaml")));
+    subject.budget = Some(Duration::from_secs(5));
+    let verdict = engine.evaluate(&subject, &view);
+    let live = verdict.findings.iter().find(|f| f.rule.id == "CVN-215").expect("CVN-215");
+    assert!(
+        live.message.contains("1 of 3 live object(s)") && live.message.contains("shop/long"),
+        "{}",
+        live.message
+    );
+}
