@@ -19,8 +19,8 @@ lint: ## clippy with warnings denied, and the format check
 fmt: ## format the code
 	$(CARGO) fmt
 
-bench: ## criterion benches: decode, decode→evaluate→encode, router; a 20×3 launcher Application
-	$(CARGO) bench --bench admission --bench launcher
+bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins
+	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning
 
 bench-load: ## covenant vs a bare parse-and-allow server over TLS, side by side (pinned cores)
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench

@@ -208,10 +208,16 @@ pub enum DiffOutput {
 /// `covenant diff`
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The old version (a file).
+    /// The old version: a file; with --context, the construct's logical name.
     pub old: PathBuf,
-    /// The new version (a file).
+    /// The new version: a file; with --context, the version to compare from.
     pub new: PathBuf,
+    /// With --context: the version to compare to.
+    pub to: Option<String>,
+    /// Published constructs (YAML/JSON files): `covenant diff --context DIR NAME FROM TO`
+    /// compares two published versions of one construct by logical name and version.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
     /// Config file (its stability policies decide what is refused); default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -443,7 +449,21 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             Err(docs) => bail!("{}: expected one document, found {}", path.display(), docs.len()),
         }
     };
-    let (old, new) = (read(&args.old)?, read(&args.new)?);
+    let (old, new) = match &args.context {
+        None => {
+            if args.to.is_some() {
+                bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
+            }
+            (read(&args.old)?, read(&args.new)?)
+        }
+        Some(dir) => {
+            let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
+            let name = args.old.to_string_lossy().into_owned();
+            let from = args.new.to_string_lossy().into_owned();
+            let cluster = OfflineCluster::load_dir(dir)?;
+            (published_version(&cluster, &name, &from)?, published_version(&cluster, &name, to)?)
+        }
+    };
     let policy = |family: &str| {
         config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
     };
@@ -455,6 +475,35 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
     }
     Ok(if d.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The published construct of logical name `name` at exactly `version`.
+fn published_version(
+    cluster: &OfflineCluster,
+    name: &str,
+    version: &str,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::families::construct::{declared_version, logical_name, GROUP, KINDS};
+    let mut found = Vec::new();
+    let mut published = Vec::new();
+    for kind in KINDS {
+        for o in cluster.list(GROUP, kind, None, None).unwrap_or_default() {
+            if logical_name(&o) != name {
+                continue;
+            }
+            let v = declared_version(&o).unwrap_or("(unversioned)").to_string();
+            if v == version {
+                found.push((*o).clone());
+            }
+            published.push(v);
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 if published.is_empty() => bail!("no construct named \"{name}\" is published in the context"),
+        0 => bail!("\"{name}\" is not published at {version} (published: {})", published.join(", ")),
+        n => bail!("{n} objects publish \"{name}\" at {version}; refusing to pick one"),
+    }
 }
 
 fn explain(id: &str) -> anyhow::Result<ExitCode> {

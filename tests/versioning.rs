@@ -340,3 +340,44 @@ fn the_openchoreo_samples_pass_before_and_after_labelling() {
         assert!(resolved_consumers >= 8, "{resolved_consumers}");
     }
 }
+
+#[test]
+fn diff_compares_two_published_versions_by_name() {
+    let context = common::fixtures().join("openchoreo/published");
+    let run = |args: &[&str], code: i32| {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["diff", "--output", "json", "--context"])
+            .arg(&context)
+            .args(args)
+            .assert()
+            .code(code)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<Value>(&out).unwrap_or(Value::Null)
+    };
+    // The xlarge removal in ruby-service 2.0.0 is MAJOR, and the declared major covers it.
+    let d = run(&["ruby-service", "1.1.0", "2.0.0"], 0);
+    assert_eq!(
+        (d["implied"].as_str(), d["declared"].as_str(), d["verdict"].as_str()),
+        (Some("MAJOR"), Some("MAJOR"), Some("ok"))
+    );
+    let change =
+        d["changes"].as_array().unwrap().iter().find(|c| c["change"] == "enum-value-removed").unwrap();
+    assert_eq!(
+        (change["pointer"].as_str(), change["before"].as_str()),
+        (Some("/parameters/sizeClass"), Some("xlarge"))
+    );
+    // The implementation rows are shown, not hidden.
+    assert!(d["changes"].as_array().unwrap().iter().any(|c| c["bump"] == "PATCH"), "{d}");
+    // The otel-instrumentation collectorEndpoint removal is MAJOR too.
+    let d = run(&["otel-instrumentation", "1.0.0", "2.0.0"], 0);
+    let change = &d["changes"][0];
+    assert_eq!(
+        (change["pointer"].as_str(), change["change"].as_str(), change["bump"].as_str()),
+        (Some("/environmentConfigs/collectorEndpoint"), Some("property-removed"), Some("MAJOR"))
+    );
+    // A version nobody published is an input error naming what is.
+    run(&["ruby-service", "1.1.0", "9.0.0"], 2);
+}

@@ -125,6 +125,30 @@ pub fn compute(
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
         }
         (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
+        (None, None) if is_construct(old) && is_construct(new) => {
+            use crate::families::construct::{contract, contract_diff, declared_version, logical_name};
+            let (a, problems_a) = contract(old);
+            let (b, problems_b) = contract(new);
+            if let Some(p) = problems_a.iter().chain(&problems_b).next() {
+                return Err(DiffError(format!("a contract schema cannot be read: {p}")));
+            }
+            let rows = contract_diff(&a, &b)
+                .into_iter()
+                .map(|j| Row { version: None, refused: false, judged: j })
+                .collect();
+            let parse = |d: &Value| declared_version(d).and_then(|v| semver::Version::parse(v).ok());
+            let (from, to) = (parse(old), parse(new));
+            let declared = match (&from, &to) {
+                (Some(a), Some(b)) => Some(Bump::between(a, b).unwrap_or(Bump::Patch)),
+                _ => None,
+            };
+            let kind = new.get("kind").and_then(Value::as_str).unwrap_or_default();
+            let title = match (from, to) {
+                (Some(a), Some(b)) => format!("{kind} {} {a} → {b}", logical_name(new)),
+                _ => format!("{kind} {}", logical_name(new)),
+            };
+            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy: Stability::DeclaredBump })
+        }
         (None, None) if is_package(old) && is_package(new) => {
             use crate::families::launcher::{declared_version, package_contract};
             let policy = Stability::DeclaredBump;
@@ -162,10 +186,17 @@ pub fn compute(
         }
         _ => Err(DiffError(
             "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, two \
-             launcher Packages, or two OpenAPI v3 schemas"
+             launcher Packages, two OpenChoreo constructs, or two OpenAPI v3 schemas"
                 .into(),
         )),
     }
+}
+
+fn is_construct(v: &Value) -> bool {
+    v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("openchoreo.dev/"))
+        && v.get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| crate::families::construct::KINDS.contains(&k))
 }
 
 fn is_package(v: &Value) -> bool {

@@ -1,0 +1,100 @@
+//! Criterion benches for consumer pins: resolving a pin among 50 published versions, and
+//! validating a Component's parameters against a construct schema already loaded (the
+//! schema cached, as the check itself measures), beside the whole evaluation of the
+//! Component through an offline cluster view (lookup, schema load, validation).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::{json, Value};
+use std::hint::black_box;
+
+use covenant::cluster::OfflineCluster;
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::schema::openapi::{load, Dialect};
+use covenant::schema::pointer::Location;
+use covenant::schema::validate::{validate, Required};
+use covenant::subject::Subject;
+use covenant::versioning::{resolve, Pin, Published};
+
+/// 50 published versions: majors 1–5, minors 0–4, patches 0–1.
+fn published() -> Vec<Published> {
+    let mut out = Vec::new();
+    for major in 1..=5u64 {
+        for minor in 0..5u64 {
+            for patch in 0..2u64 {
+                out.push(Published {
+                    object: format!("shop-v{major}-{minor}-{patch}"),
+                    version: Some(semver::Version::new(major, minor, patch)),
+                    default: major == 4 && minor == 0 && patch == 0,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn parameters_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "sizeClass": {"type": "string", "enum": ["small", "medium", "large"], "default": "small"},
+        "port": {"type": "integer", "default": 8080, "minimum": 1, "maximum": 65535},
+        "replicas": {"type": "integer", "default": 1},
+        "env": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"}}}},
+        "resources": {"$ref": "#/$defs/Resources"}},
+        "$defs": {"Resources": {"type": "object", "properties": {
+            "requests": {"type": "object", "properties": {"cpu": {"type": "string"}, "memory": {"type": "string"}}},
+            "limits": {"type": "object", "properties": {"cpu": {"type": "string"}, "memory": {"type": "string"}}}}}}})
+}
+
+fn parameters() -> Value {
+    json!({"sizeClass": "medium", "port": 8080, "replicas": 3,
+        "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "C", "value": "3"}],
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}})
+}
+
+fn pins(c: &mut Criterion) {
+    let list = published();
+    assert_eq!(list.len(), 50);
+    let mut g = c.benchmark_group("pins");
+    for pin in ["3", "3.2", "3.2.1", ""] {
+        let p = Pin::parse(pin).unwrap();
+        let label = if pin.is_empty() { "floating".to_string() } else { format!("pin_{pin}") };
+        g.bench_function(format!("resolve_among_50/{label}"), |b| {
+            b.iter(|| resolve(black_box(&p), "shop", black_box(&list)).unwrap())
+        });
+    }
+    g.finish();
+
+    let schema = load(&parameters_schema(), &Location::default(), Dialect::JsonSchema).unwrap();
+    let values = parameters();
+    let at = Location::new("/spec/parameters", "parameters");
+    assert!(validate(&schema, &values, &at, Required::Everywhere).violations.is_empty());
+    let mut g = c.benchmark_group("component_parameters");
+    g.bench_function("validate_cached_schema", |b| {
+        b.iter(|| validate(black_box(&schema), black_box(&values), &at, Required::Everywhere))
+    });
+
+    // The whole Component evaluation: pin lookup in the view, schema load, validation.
+    let construct = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterComponentType",
+        "metadata": {"name": "shop-v1", "labels": {"openchoreo.dev/name": "shop", "openchoreo.dev/version": "1.2.0"},
+            "annotations": {"openchoreo.dev/version": "1.2.0"}},
+        "spec": {"workloadType": "deployment", "parameters": {"openAPIV3Schema": parameters_schema()}}});
+    let cluster = OfflineCluster::from_objects([construct]);
+    let engine = Engine::new(&Config::embedded().unwrap());
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {"componentType": {"kind": "ClusterComponentType", "name": "deployment/shop", "version": "1"}, "parameters": values}});
+    let probe = engine.evaluate(&Subject::from_document(component.clone()), &cluster);
+    assert!(probe.findings.is_empty(), "{:?}", probe.findings);
+    g.bench_function("evaluate_component", |b| {
+        b.iter_batched_ref(
+            || Subject::from_document(component.clone()),
+            |s| engine.evaluate(black_box(s), &cluster),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pins);
+criterion_main!(benches);
