@@ -381,3 +381,13 @@ fn diff_compares_two_published_versions_by_name() {
     // A version nobody published is an input error naming what is.
     run(&["ruby-service", "1.1.0", "9.0.0"], 2);
 }
+
+#[test]
+fn a_minor_published_as_a_new_object_is_refused() {
+    // ruby-service 2.1.0 created beside ruby-service-v2 (2.0.0) instead of moving it.
+    let mut v21 = at_version(&ruby_v2(), "2.1.0");
+    v21["metadata"]["name"] = json!("ruby-service-v2-1");
+    let found = judge(&v21, &published());
+    let minor = found.iter().find(|f| f.0 == "CVN-409").expect("CVN-409");
+    assert!(minor.2.contains("move ruby-service-v2 forward to 2.1.0 in place"), "{}", minor.2);
+}

@@ -491,6 +491,24 @@ fn siblings(
             );
         }
     }
+    // A MINOR or PATCH moves the existing `-v<major>` object forward; it is never a new object.
+    if subject.operation == Operation::Create {
+        let same_major: Vec<&str> = same
+            .iter()
+            .filter(|o| label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()).is_some_and(|v| v.major == version.major))
+            .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
+            .collect();
+        if let Some(existing) = same_major.first() {
+            cx.report(
+                "CVN-409",
+                "/metadata/name",
+                vec![
+                    ("bump", "a MINOR or PATCH".into()),
+                    ("how", format!("as the new object {object}; move {existing} forward to {version} in place instead")),
+                ],
+            );
+        }
+    }
     for o in &same {
         if label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()).as_ref() == Some(version) {
             let other = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
