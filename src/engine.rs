@@ -41,6 +41,19 @@ impl Verdict {
     }
 }
 
+/// The outcome of the mutating path for one subject.
+#[derive(Debug, Default)]
+pub struct Mutation {
+    /// The JSONPatch operations (RFC 6902), in rule order; empty: nothing to write.
+    pub ops: Vec<Value>,
+    /// The object with the operations applied.
+    pub patched: Option<Value>,
+    /// The rules that wrote something.
+    pub rules: Vec<&'static str>,
+    /// What the response warns about (an unresolvable release, a conflict, a refusal).
+    pub warnings: Vec<String>,
+}
+
 /// A configured exemption: subjects it matches are let through unjudged.
 #[derive(Clone, Debug)]
 pub struct Exemption {
@@ -156,6 +169,78 @@ impl Engine {
         // (an unidentifiable document).
         let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
         Verdict { family, findings, exempted: None }
+    }
+
+    /// The mutating path: what the mutation rules (off by default) want written, as a
+    /// JSONPatch against the subject's object. The patched object is judged again: a patch
+    /// that would make it refused where it was not is dropped, with a warning.
+    pub fn mutate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Mutation {
+        let mut out = Mutation::default();
+        if self.exemptions.iter().any(|e| e.matches(subject)) {
+            return out;
+        }
+        let Some(Ok(object)) = subject.object.as_ref().map(|o| o.value()) else { return out };
+        let mut cx = Context::new(&self.rules, cluster);
+        cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
+        cx.failure_policy = self.failure_policy;
+        let mut edits = match self.families.by_kind(&subject.gvk.group, &subject.gvk.kind) {
+            Some(f) => f.edits(subject, &mut cx),
+            None => Vec::new(),
+        };
+        out.warnings.append(&mut cx.notes);
+        match crate::families::construct::rendered_edits(
+            object,
+            crate::families::construct::RELEASE_LABELS,
+            &cx,
+        ) {
+            Ok(more) => edits.extend(more),
+            Err(why) => out.warnings.push(format!("covenant: not stamped: {why}")),
+        }
+        if edits.is_empty() {
+            return out;
+        }
+        let plan = match crate::mutation::plan(object, edits) {
+            Ok(p) => p,
+            Err(e) => {
+                out.warnings.push(format!("covenant: not stamped: {e}"));
+                return out;
+            }
+        };
+        if plan.ops.is_empty() {
+            return out;
+        }
+        // Judge the patched object again: a patch never turns an admitted object into a
+        // refused one.
+        let before = self.evaluate(subject, cluster);
+        let mut patched = Subject::from_document(plan.patched.clone());
+        patched.gvk = subject.gvk.clone();
+        patched.operation = subject.operation.clone();
+        patched.namespace = subject.namespace.clone();
+        patched.old_object = subject
+            .old_object
+            .as_ref()
+            .and_then(|o| o.value().ok())
+            .map(|v| crate::subject::Object::from_value(v.clone()));
+        patched.admitted = subject.admitted;
+        patched.budget = subject.budget;
+        let after = self.evaluate(&patched, cluster);
+        let key = |f: &Finding| (f.rule.id, f.pointer.clone());
+        let new_denials: Vec<String> = after
+            .at(Action::Deny)
+            .filter(|f| !before.at(Action::Deny).any(|b| key(b) == key(f)))
+            .map(|f| f.line())
+            .collect();
+        if !new_denials.is_empty() {
+            out.warnings.push(format!(
+                "covenant: not stamped: the stamped object would be refused: {}",
+                new_denials.join("; ")
+            ));
+            return out;
+        }
+        out.ops = plan.ops;
+        out.patched = Some(plan.patched);
+        out.rules = plan.rules;
+        out
     }
 
     /// A subject with no kind: a document read from a file. Returns its `schema` member for

@@ -42,6 +42,10 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     fn claims(&self) -> Vec<Claim>;
     /// Judge a subject the family claimed.
     fn check(&self, subject: &Subject, cx: &mut Context<'_>);
+    /// What the family's mutation rules want true of the subject (nothing by default).
+    fn edits(&self, _subject: &Subject, _cx: &mut Context<'_>) -> Vec<crate::mutation::Edit> {
+        Vec::new()
+    }
 }
 
 /// Every family name covenant knows, built or not; config refuses any other.
@@ -63,6 +67,8 @@ pub struct Context<'a> {
     pub budget: Option<std::time::Duration>,
     /// What a lookup that fails does.
     pub failure_policy: crate::config::FailurePolicy,
+    /// Warnings of the mutating path (what could not be stamped, and why).
+    pub notes: Vec<String>,
     findings: Vec<Finding>,
 }
 
@@ -74,6 +80,7 @@ impl<'a> Context<'a> {
             cluster,
             budget: None,
             failure_policy: crate::config::FailurePolicy::Deny,
+            notes: Vec::new(),
             findings: Vec::new(),
         }
     }

@@ -18,6 +18,7 @@ pub mod config;
 pub mod engine;
 pub mod families;
 pub mod metrics;
+pub mod mutation;
 pub mod registry;
 pub mod report;
 pub mod rules;

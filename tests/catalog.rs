@@ -75,7 +75,12 @@ fn finding_arguments_are_exactly_the_template_placeholders() {
             assert!(!f.message.contains('{'), "{}: unrendered placeholder in {:?}", f.rule.id, f.message);
         }
     }
-    let live: BTreeSet<&str> = CATALOG.iter().filter(|r| r.status == Status::Live).map(|r| r.id).collect();
+    // Mutation rules write patches, not findings: tests/mutation.rs proves them.
+    let live: BTreeSet<&str> = CATALOG
+        .iter()
+        .filter(|r| r.status == Status::Live && r.category != Category::Mutation)
+        .map(|r| r.id)
+        .collect();
     assert_eq!(fired, live, "every live rule fires in the fixtures, and no planned one does");
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use covenant::report::render_text;
-use covenant::rules::{Status, CATALOG};
+use covenant::rules::{Category, Status, CATALOG};
 
 fn run(dir: &std::path::Path) -> String {
     render_text(&common::run_rule_fixture(dir))
@@ -15,7 +15,8 @@ fn run(dir: &std::path::Path) -> String {
 fn every_live_rule_matches_its_fixture() {
     let root = common::fixtures().join("rules");
     let bless = std::env::var_os("COVENANT_BLESS").is_some();
-    for rule in CATALOG.iter().filter(|r| r.status == Status::Live) {
+    // Mutation rules write patches, not findings: tests/mutation.rs proves them.
+    for rule in CATALOG.iter().filter(|r| r.status == Status::Live && r.category != Category::Mutation) {
         let dir = root.join(rule.id);
         assert!(dir.is_dir(), "live rule {} has no fixture folder {}", rule.id, dir.display());
         let got = run(&dir);

@@ -25,6 +25,39 @@ fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// The response of the mutating webhook: allowed, with the JSONPatch when there is one
+/// (`patchType: JSONPatch`, base64 on the wire) and the warnings of the mutation.
+///
+/// The patch goes out base64-encoded, as the apiserver reads a `[]byte` field from JSON: the
+/// `kube` type serializes its bytes as a list of numbers, so the encoded review is fixed up
+/// here rather than trusted.
+pub fn respond_mutation(uid: &str, ops: &[serde_json::Value], warnings: &[String]) -> serde_json::Value {
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = uid.to_string();
+    response.allowed = true;
+    response.result = Status::success();
+    if !ops.is_empty() {
+        match serde_json::from_value::<json_patch::Patch>(serde_json::Value::Array(ops.to_vec())) {
+            Ok(patch) => match response.clone().with_patch(patch) {
+                Ok(r) => response = r,
+                Err(e) => tracing::error!(error = %e, "cannot encode the patch"),
+            },
+            Err(e) => tracing::error!(error = %e, "the planned patch is not RFC 6902"),
+        }
+    }
+    if !warnings.is_empty() {
+        response.warnings =
+            Some(warnings.iter().take(MAX_WARNINGS).map(|w| truncate(w, MAX_WARNING_LEN)).collect());
+    }
+    let patch = response.patch.take();
+    let mut review = serde_json::to_value(response.into_review()).unwrap_or(serde_json::Value::Null);
+    if let (Some(bytes), Some(r)) = (patch, review.get_mut("response")) {
+        use base64::Engine as _;
+        r["patch"] = serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    review
+}
+
 /// Build the response review for `uid` from a verdict, plus any extra warnings the
 /// protocol layer has (such as an unknown operation).
 pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> AdmissionReview<DynamicObject> {

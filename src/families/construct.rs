@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::{Claim, Context, Family};
 use crate::cluster::Error as LookupError;
+use crate::mutation::Edit;
 use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
 use crate::schema::openapi::{load_keeping_unknown, Dialect};
@@ -315,6 +316,14 @@ impl Family for Construct {
         self.kinds.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.clone() }).collect()
     }
 
+    fn edits(&self, subject: &Subject, cx: &mut Context<'_>) -> Vec<Edit> {
+        if !matches!(subject.operation, Operation::Create | Operation::Update) {
+            return Vec::new();
+        }
+        let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return Vec::new() };
+        stamp_edits(doc, cx)
+    }
+
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
         if subject.operation == Operation::Delete {
             super::consumer::retired(subject, cx);
@@ -344,6 +353,82 @@ impl Family for Construct {
             }
         }
     }
+}
+
+/// CVN-502 and CVN-501 for a construct: the name and version labels from the declared
+/// version, and both stamps on every resource template. Nothing without a valid version.
+pub fn stamp_edits(doc: &Value, cx: &mut Context<'_>) -> Vec<Edit> {
+    let Some(version) = declared_version(doc).filter(|v| semver::Version::parse(v).is_ok()) else {
+        return Vec::new();
+    };
+    let logical = logical_name(doc);
+    let mut out = Vec::new();
+    if cx.runs("CVN-502") {
+        out.push(Edit::set("CVN-502", &["metadata", "labels", NAME_LABEL], logical.as_str()));
+        out.push(Edit::set("CVN-502", &["metadata", "labels", VERSION_KEY], version));
+    }
+    if cx.runs("CVN-501") {
+        for list in TEMPLATE_LISTS {
+            let count =
+                doc.pointer(&format!("/spec/{list}")).and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+            for i in 0..count {
+                let Some(template) =
+                    doc.pointer(&format!("/spec/{list}/{i}/template")).filter(|t| t.is_object())
+                else {
+                    continue;
+                };
+                // Metadata or annotations written as a CEL expression are computed at render
+                // time: they cannot be stamped statically (the edits would conflict).
+                let computed = |v: Option<&Value>| v.is_some_and(|v| !v.is_object() && !v.is_null());
+                if computed(template.get("metadata")) || computed(template.pointer("/metadata/annotations")) {
+                    cx.notes.push(format!(
+                        "covenant: spec.{list}[{i}].template: its annotations are a CEL expression, so they cannot be stamped here; stamp them in the expression"
+                    ));
+                    continue;
+                }
+                let index = i.to_string();
+                for (key, value) in [(STAMP_VERSION, version), (STAMP_TYPE, logical.as_str())] {
+                    let path = ["spec", list, index.as_str(), "template", "metadata", "annotations", key];
+                    out.push(Edit::set("CVN-501", &path, value));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The release labels OpenChoreo sets on what it renders: the release's name and namespace.
+pub const RELEASE_LABELS: (&str, &str) =
+    ("openchoreo.dev/rendered-release-name", "openchoreo.dev/rendered-release-namespace");
+
+/// CVN-501 for an object the platform rendered from a release: the two stamps from the
+/// version that release froze, looked up through the cluster view. `Err` says why it could
+/// not be resolved (the object is then admitted unchanged, with a warning; never a guess).
+pub fn rendered_edits(doc: &Value, labels: (&str, &str), cx: &Context<'_>) -> Result<Vec<Edit>, String> {
+    if !cx.runs("CVN-501") {
+        return Ok(Vec::new());
+    }
+    let Some(release) = label(doc, labels.0) else { return Ok(Vec::new()) };
+    let namespace =
+        label(doc, labels.1).or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str));
+    let releases = cx
+        .cluster
+        .list(GROUP, "ComponentRelease", namespace, cx.budget)
+        .map_err(|e| format!("the release {release} that rendered it cannot be looked up: {e}"))?;
+    let found = releases
+        .iter()
+        .find(|r| r.pointer("/metadata/name").and_then(Value::as_str) == Some(release))
+        .ok_or_else(|| format!("the release {release} that rendered it is not found"))?;
+    let version = found
+        .pointer("/spec/componentType/version")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("the release {release} records no componentType version"))?;
+    let name = found.pointer("/spec/componentType/name").and_then(Value::as_str).unwrap_or_default();
+    let logical = name.rsplit('/').next().unwrap_or(name);
+    Ok(vec![
+        Edit::set("CVN-501", &["metadata", "annotations", STAMP_VERSION], version),
+        Edit::set("CVN-501", &["metadata", "annotations", STAMP_TYPE], logical),
+    ])
 }
 
 /// CVN-408, CVN-402, CVN-403; returns the declared version when it is valid.
@@ -495,7 +580,11 @@ fn siblings(
     if subject.operation == Operation::Create {
         let same_major: Vec<&str> = same
             .iter()
-            .filter(|o| label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()).is_some_and(|v| v.major == version.major))
+            .filter(|o| {
+                label(o, VERSION_KEY)
+                    .and_then(|v| semver::Version::parse(v).ok())
+                    .is_some_and(|v| v.major == version.major)
+            })
             .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
             .collect();
         if let Some(existing) = same_major.first() {

@@ -5,7 +5,7 @@
 
 use super::meta::{Action, Category, RuleMeta, Status};
 
-use Action::{Deny, Mutate, Warn};
+use Action::{Deny, Off, Warn};
 use Category::{Engine, Evolution, Mutation, Naming, Strictness, Versioning};
 use Status::{Live, Planned};
 
@@ -252,12 +252,12 @@ pub static CATALOG: &[RuleMeta] = &[
         "pin \"{pin}\" is below the supported range {range}",
         "move the pin to a supported major",
         DOC_411),
-    row("CVN-501", "stamp", Mutation, Mutate, Planned,
+    row("CVN-501", "stamp", Mutation, Off, Live,
         "Stamps rendered-from-version and rendered-from-type into every template.",
-        "stamped {stamp} at {path}", "", ""),
-    row("CVN-502", "version-labels", Mutation, Mutate, Planned,
+        "stamped {stamp} at {path}", "", DOC_501),
+    row("CVN-502", "version-labels", Mutation, Off, Live,
         "Adds the name and version labels from the version annotation.",
-        "labelled {label}", "", ""),
+        "labelled {label}", "", DOC_502),
     row("CVN-901", "lookup-unavailable", Engine, Deny, Live,
         "Reports a rule that could not get the cluster state it needs within its budget.",
         "{rule} could not look up {resource} within {budget}: {reason}; failure policy {policy}",
@@ -1555,4 +1555,80 @@ Move the pin to a supported major.
 ## References
 
 Seed 001 (Pin the major: the only granularity the support window can mean anything about).
+";
+
+const DOC_501: &str = "\
+## What it checks
+
+A mutation rule, off by default (turn it on with `rules: {actions: {CVN-501: mutate}}`). On
+CREATE and UPDATE of a construct, every resource template (`spec.resources[].template`, a
+trait's `spec.creates[].template`) gets `metadata.annotations[\"openchoreo.dev/rendered-from-version\"]`
+set to the construct's declared version and `[\"openchoreo.dev/rendered-from-type\"]` to its
+logical name, added or corrected. An object the platform renders from a release (it carries
+`openchoreo.dev/rendered-release-name`) gets the same two annotations from the version that
+release froze, looked up through the cluster view; when the release cannot be resolved in
+the request's budget, the object is admitted unchanged with a warning, never a guess. The
+patch is RFC 6902 JSONPatch, idempotent, and the same on dry runs.
+
+## Why it matters
+
+Kept by hand, stamps drift from the version they claim (CVN-401 catches that); derived by the
+webhook from the one declared version, they cannot disagree.
+
+## Example
+
+```yaml
+metadata:
+  annotations: {openchoreo.dev/version: \"1.1.0\"}
+spec:
+  resources:
+    - id: deployment
+      template:
+        metadata:
+          annotations:
+            openchoreo.dev/rendered-from-version: \"1.1.0\"   # written by CVN-501
+            openchoreo.dev/rendered-from-type: ruby-service    # written by CVN-501
+```
+
+## How to fix
+
+Nothing to fix: turn the rule on and let it write. In git, `covenant check --fix` writes the
+same stamps into the files.
+
+## References
+
+Seed 001 (The rule that makes it usable; Which version a release froze).
+";
+
+const DOC_502: &str = "\
+## What it checks
+
+A mutation rule, off by default (`rules: {actions: {CVN-502: mutate}}`). A construct that
+declares `openchoreo.dev/version` gets the `openchoreo.dev/name` label (its logical name: the
+object name less `-v<major>`, or an explicit annotation) and the `openchoreo.dev/version`
+label, equal to the declared version.
+
+## Why it matters
+
+Resolution is by label: a version annotation without the labels declares a version nobody can
+pin (CVN-402).
+
+## Example
+
+```yaml
+metadata:
+  name: ruby-service-v2
+  annotations: {openchoreo.dev/version: \"2.0.0\"}
+  labels:
+    openchoreo.dev/name: ruby-service     # written by CVN-502
+    openchoreo.dev/version: \"2.0.0\"      # written by CVN-502
+```
+
+## How to fix
+
+Nothing to fix: turn the rule on, or run `covenant check --fix` on the files.
+
+## References
+
+Seed 001 (Pinning a version; a construct that annotates and does not label).
 ";

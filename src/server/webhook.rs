@@ -146,6 +146,9 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     review.subject.budget = Some(budget);
     review.subject.received_at = Some(SystemTime::now());
 
+    if webhook == Webhook::Mutate {
+        return answer_mutation(state, review, started);
+    }
     let mut extra_warnings = Vec::new();
     let verdict = match (&review.subject.operation, webhook, state.mutation_enabled) {
         (Operation::Other(op), _, _) => {
@@ -154,8 +157,6 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
             ));
             crate::engine::Verdict::default()
         }
-        // The mutating webhook writes patches only; its findings belong to the validating
-        // webhook, so a review is never judged twice.
         (_, Webhook::Mutate, _) => crate::engine::Verdict::default(),
         (_, Webhook::Validate, _) => state.engine.evaluate(&review.subject, state.cluster.as_ref()),
     };
@@ -196,6 +197,46 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         .metrics
         .duration
         .with_label_values(&[webhook.as_str(), op, &subject.gvk.group, &subject.gvk.kind, dry_run])
+        .observe(started.elapsed().as_secs_f64());
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The mutating webhook: patches only. Its findings belong to the validating webhook, so a
+/// review is never judged twice; a dry run gets the same patch as a real request.
+fn answer_mutation(
+    state: AppState,
+    review: crate::admission::Review,
+    started: std::time::Instant,
+) -> Response {
+    let subject = &review.subject;
+    let mutation = match (&subject.operation, state.mutation_enabled) {
+        (Operation::Create | Operation::Update, true) => state.engine.mutate(subject, state.cluster.as_ref()),
+        _ => crate::engine::Mutation::default(),
+    };
+    let dry_run = if subject.dry_run { "true" } else { "false" };
+    let op = subject.operation.as_label();
+    let decision = if mutation.ops.is_empty() { "allowed" } else { "patched" };
+    state
+        .metrics
+        .requests
+        .with_label_values(&["mutate", op, &subject.gvk.group, &subject.gvk.kind, decision, dry_run])
+        .inc();
+    for rule in &mutation.rules {
+        state.metrics.patches.with_label_values(&[rule]).inc();
+    }
+    tracing::info!(uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
+    let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
+    let body = match serde_json::to_vec(&response) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot encode the review response");
+            return Problem::internal().into_response();
+        }
+    };
+    state
+        .metrics
+        .duration
+        .with_label_values(&["mutate", op, &subject.gvk.group, &subject.gvk.kind, dry_run])
         .observe(started.elapsed().as_secs_f64());
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -1,0 +1,224 @@
+//! The mutating path: version stamps and labels as JSONPatch. The returned patch is applied
+//! with the `json-patch` crate to the original object and compared with the expected object,
+//! over the OpenChoreo samples; mutating the mutated object yields nothing; rendered objects
+//! take the version their release froze; and the whole route runs end to end over TLS.
+
+mod common;
+
+use base64::Engine as _;
+use covenant::cluster::{ClusterView, EmptyCluster, OfflineCluster};
+use covenant::config::Config;
+use covenant::engine::Engine;
+use covenant::subject::{Gvk, Subject};
+use serde_json::{json, Value};
+
+const ENABLED: &str = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  actions: {CVN-501: mutate, CVN-502: mutate}\n";
+
+fn enabled() -> Config {
+    Config::from_text("mutation.yaml", ENABLED, None).unwrap()
+}
+
+/// Every construct of the OpenChoreo samples, published at `version` under the scheme's name
+/// `<logical>-v<major>` and annotated with it (labels and stamps left for the webhook).
+fn sample_constructs(version: &str) -> Vec<Value> {
+    let files = covenant::report::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for d in covenant::source::parse_stream(&text).0 {
+            let mut v = d.value;
+            if !covenant::families::construct::KINDS.contains(&v["kind"].as_str().unwrap_or_default()) {
+                continue;
+            }
+            let logical = v["metadata"]["name"].as_str().unwrap().to_string();
+            let major = version.split('.').next().unwrap();
+            v["metadata"]["name"] = json!(format!("{logical}-v{major}"));
+            v["metadata"]["annotations"]["openchoreo.dev/version"] = json!(version);
+            out.push(v);
+        }
+    }
+    out
+}
+
+fn subject(doc: &Value) -> Subject {
+    let mut s = Subject::from_document(doc.clone());
+    s.admitted = true;
+    s
+}
+
+fn apply(doc: &Value, ops: &[Value]) -> Value {
+    let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec())).unwrap();
+    let mut out = doc.clone();
+    json_patch::patch(&mut out, &patch).unwrap();
+    out
+}
+
+/// What the stamped construct must look like.
+fn expected(doc: &Value, version: &str) -> Value {
+    let mut e = doc.clone();
+    let logical = covenant::families::construct::logical_name(doc);
+    e["metadata"]["labels"]["openchoreo.dev/name"] = json!(logical);
+    e["metadata"]["labels"]["openchoreo.dev/version"] = json!(version);
+    for list in ["resources", "creates"] {
+        if let Some(items) = e["spec"].get_mut(list).and_then(Value::as_array_mut) {
+            // Annotations written as a CEL expression are computed at render time: not stamped.
+            for r in items.iter_mut().filter(|r| {
+                r["template"].is_object() && !r["template"]["metadata"]["annotations"].is_string()
+            }) {
+                r["template"]["metadata"]["annotations"]["openchoreo.dev/rendered-from-version"] =
+                    json!(version);
+                r["template"]["metadata"]["annotations"]["openchoreo.dev/rendered-from-type"] =
+                    json!(logical);
+            }
+        }
+    }
+    e
+}
+
+#[test]
+fn the_patch_applied_to_each_sample_gives_the_expected_object_and_is_idempotent() {
+    let engine = Engine::new(&enabled());
+    let constructs = sample_constructs("1.2.0");
+    assert!(constructs.len() >= 6, "{}", constructs.len());
+    let mut stamped_templates = 0;
+    for doc in &constructs {
+        let m = engine.mutate(&subject(doc), &EmptyCluster);
+        let computed = doc["spec"]["resources"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["template"]["metadata"]["annotations"].is_string()));
+        assert_eq!(m.warnings.len(), usize::from(computed), "{:?}", m.warnings);
+        assert!(!m.ops.is_empty(), "{}", doc["metadata"]["name"]);
+        let patched = apply(doc, &m.ops);
+        assert_eq!(patched, expected(doc, "1.2.0"), "{}", doc["metadata"]["name"]);
+        assert_eq!(Some(&patched), m.patched.as_ref());
+        // Keys with `/` are escaped in the paths; the ops are ordered by rule id.
+        assert!(
+            m.ops.iter().all(|o| !o["path"].as_str().unwrap().contains("openchoreo.dev/")),
+            "{:?}",
+            m.ops
+        );
+        let rules: Vec<&str> = m.rules.clone();
+        let mut sorted = rules.clone();
+        sorted.sort();
+        assert_eq!(rules, sorted);
+        stamped_templates +=
+            m.ops.iter().filter(|o| o["path"].as_str().unwrap().contains("/template/")).count();
+        // Idempotent: the mutated object needs no patch.
+        let again = engine.mutate(&subject(&patched), &EmptyCluster);
+        assert!(again.ops.is_empty(), "{:?}", again.ops);
+    }
+    assert!(stamped_templates >= 10, "{stamped_templates}");
+}
+
+/// A deterministic generator of partially stamped constructs: each template's stamps are
+/// missing, stale or right, and labels present or not; the patch always lands on the same
+/// expected object and a second pass writes nothing.
+#[test]
+fn any_mix_of_missing_and_stale_stamps_converges_in_one_patch() {
+    let engine = Engine::new(&enabled());
+    let mut seed: u64 = 0x5eed_1234_abcd_9876;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for doc in sample_constructs("2.0.1") {
+        let want = expected(&doc, "2.0.1");
+        for _ in 0..20 {
+            let mut v = want.clone();
+            if next() % 2 == 0 {
+                v["metadata"]["labels"].as_object_mut().unwrap().remove("openchoreo.dev/version");
+            }
+            if next() % 3 == 0 {
+                v["metadata"]["labels"].as_object_mut().unwrap().remove("openchoreo.dev/name");
+            }
+            for list in ["resources", "creates"] {
+                for r in v["spec"].get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                    let meta = r["template"]["metadata"].as_object_mut().unwrap();
+                    if meta.get("annotations").is_some_and(Value::is_string) {
+                        continue; // computed by CEL: never stamped
+                    }
+                    let only_stamps = meta["annotations"].as_object().is_some_and(|a| a.len() == 2);
+                    match next() % 4 {
+                        0 => meta["annotations"]["openchoreo.dev/rendered-from-version"] = json!("1.0.0"),
+                        1 => {
+                            let a = meta["annotations"].as_object_mut().unwrap();
+                            a.remove("openchoreo.dev/rendered-from-version");
+                            a.remove("openchoreo.dev/rendered-from-type");
+                        }
+                        2 if only_stamps => {
+                            meta.insert("annotations".into(), Value::Null);
+                        }
+                        3 if only_stamps => {
+                            meta.remove("annotations");
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let m = engine.mutate(&subject(&v), &EmptyCluster);
+            assert_eq!(apply(&v, &m.ops), want);
+            assert!(engine.mutate(&subject(&want), &EmptyCluster).ops.is_empty());
+        }
+    }
+}
+
+#[test]
+fn mutation_is_off_by_default_and_a_rendered_object_takes_its_release_version() {
+    let doc = &sample_constructs("1.0.0")[0];
+    // Off by default: the embedded config writes nothing.
+    let default = Engine::new(&Config::embedded().unwrap());
+    assert!(default.mutate(&subject(doc), &EmptyCluster).ops.is_empty());
+
+    let engine = Engine::new(&enabled());
+    let published = OfflineCluster::load_dir(&common::fixtures().join("openchoreo/published")).unwrap();
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "chess-render", "namespace": "dp-chess",
+            "labels": {"openchoreo.dev/rendered-release-name": "chess-render-7449b895f4",
+                "openchoreo.dev/rendered-release-namespace": "chess"}},
+        "spec": {"replicas": 1}});
+    let mut s = Subject::from_document(deployment.clone());
+    s.gvk = Gvk::from_api_version("apps/v1", "Deployment");
+    let m = engine.mutate(&s, &published);
+    let patched = apply(&deployment, &m.ops);
+    assert_eq!(patched["metadata"]["annotations"]["openchoreo.dev/rendered-from-version"], "1.1.0");
+    assert_eq!(patched["metadata"]["annotations"]["openchoreo.dev/rendered-from-type"], "ruby-service");
+    // A release that cannot be resolved: unchanged, with a warning, never a guess.
+    let m = engine.mutate(&s, &EmptyCluster);
+    assert!(m.ops.is_empty());
+    assert!(m.warnings[0].contains("cannot be looked up"), "{:?}", m.warnings);
+    let empty: &dyn ClusterView = &OfflineCluster::default();
+    let m = engine.mutate(&s, empty);
+    assert!(m.warnings[0].contains("is not found"), "{:?}", m.warnings);
+}
+
+#[tokio::test]
+async fn a_review_in_gives_a_base64_jsonpatch_out_over_tls() {
+    let server =
+        common::TestServer::with(common::Setup { config: enabled(), ..common::Setup::default() }).await;
+    let doc = sample_constructs("1.0.0").remove(0);
+    for dry_run in [false, true] {
+        let mut review = common::review("u-mutate", "openchoreo.dev", "ClusterComponentType", doc.clone());
+        review["request"]["kind"]["version"] = json!("v1alpha1");
+        review["request"]["namespace"] = Value::Null;
+        review["request"]["dryRun"] = json!(dry_run);
+        let got: Value = common::post(&server.h2(), &server.url("/api/v0/mutate"), review.to_string())
+            .await
+            .json()
+            .await
+            .unwrap();
+        let r = &got["response"];
+        assert!(r.get("warnings").is_none(), "{got}");
+        assert_eq!(r["uid"], "u-mutate");
+        assert_eq!(r["allowed"], true);
+        assert_eq!(r["patchType"], "JSONPatch", "{got}");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(r["patch"].as_str().unwrap_or_else(|| panic!("no patch in {got}")))
+            .unwrap();
+        let ops: Vec<Value> = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(apply(&doc, &ops), expected(&doc, "1.0.0"), "dry_run={dry_run}");
+    }
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("covenant_patches_total{rule=\"CVN-501\"}"), "{metrics}");
+}
