@@ -96,5 +96,54 @@ fn pins(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pins);
+/// Stamping a ComponentType with 10 resource templates: the mutating path end to end
+/// (edits, patch plan, the patched object judged again), and the plan alone.
+fn stamping(c: &mut Criterion) {
+    let resources: Vec<Value> = (0..10)
+        .map(|i| {
+            json!({"id": format!("r{i}"), "template": {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("${{metadata.name}}-{i}"), "labels": {"app": "shop"}},
+                "data": {"key": "value"}}})
+        })
+        .collect();
+    let construct = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ComponentType",
+        "metadata": {"name": "shop-v1", "namespace": "default", "annotations": {"openchoreo.dev/version": "1.4.2"}},
+        "spec": {"workloadType": "deployment", "resources": resources}});
+    let config = Config::from_text(
+        "m.yaml",
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  actions: {CVN-501: mutate, CVN-502: mutate}\n",
+        None,
+    )
+    .unwrap();
+    let engine = Engine::new(&config);
+    let cluster = OfflineCluster::default();
+    let probe = engine.mutate(&Subject::from_document(construct.clone()), &cluster);
+    assert_eq!(probe.ops.len(), 22, "{:?}", probe.ops); // two labels, two stamps per template
+    let mut g = c.benchmark_group("stamp_component_type_10_templates");
+    g.bench_function("mutate", |b| {
+        b.iter_batched_ref(
+            || Subject::from_document(construct.clone()),
+            |s| engine.mutate(black_box(s), &cluster),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    let edits: Vec<covenant::mutation::Edit> = (0..10)
+        .flat_map(|i| {
+            let i = i.to_string();
+            ["openchoreo.dev/rendered-from-version", "openchoreo.dev/rendered-from-type"].map(|k| {
+                covenant::mutation::Edit::set(
+                    "CVN-501",
+                    &["spec", "resources", &i, "template", "metadata", "annotations", k],
+                    "1.4.2",
+                )
+            })
+        })
+        .collect();
+    g.bench_function("plan_only", |b| {
+        b.iter(|| covenant::mutation::plan(black_box(&construct), edits.clone()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pins, stamping);
 criterion_main!(benches);

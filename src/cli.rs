@@ -184,6 +184,11 @@ pub struct CheckArgs {
     /// (repeatable; later files win). Placeholders are substituted before type checks.
     #[arg(long, value_name = "FILE")]
     pub values: Vec<PathBuf>,
+    /// Write the version stamps and labels the mutating webhook would write (CVN-501,
+    /// CVN-502) into the YAML files, leaving every other byte as it was; then check the
+    /// fixed files.
+    #[arg(long)]
+    pub fix: bool,
     /// A `kind: Registry` file (repeatable): its types join the namespace Applications are
     /// checked against, and the file itself is checked against the type-name covenant.
     #[arg(long = "registry", value_name = "FILE")]
@@ -392,6 +397,23 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
             sources.push(crate::report::Source { name: file.display().to_string(), text });
         }
+    }
+    if args.fix {
+        let mut fixing = config.clone();
+        fixing.rules = fixing.rules.with_mutation();
+        let fixer = Engine::with_inputs(&fixing, launcher_inputs(&args)?);
+        let mut fixed = 0;
+        for source in sources.iter_mut().filter(|s| s.name != "-") {
+            if let Some(text) =
+                crate::report::fix::fix_text(&source.name, &source.text, &fixer, cluster.as_ref())?
+            {
+                std::fs::write(&source.name, &text)
+                    .with_context(|| format!("cannot write {}", source.name))?;
+                source.text = text;
+                fixed += 1;
+            }
+        }
+        eprintln!("covenant: --fix wrote stamps and labels into {fixed} file(s)");
     }
     let base = match &args.base {
         Some(base) => Some(read_base(base, &sources)?),

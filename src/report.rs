@@ -3,6 +3,7 @@
 //! contract). The engine call is the same one the webhook makes.
 
 pub mod diff;
+pub mod fix;
 mod json;
 mod text;
 

@@ -34,6 +34,11 @@ pub struct Positions {
 }
 
 impl Positions {
+    /// Every recorded pointer and its position, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Position)> {
+        self.by_pointer.iter().map(|(p, at)| (p.as_str(), *at))
+    }
+
     /// The position of `pointer`, or of its nearest ancestor that has one, or of the
     /// document's start.
     pub fn locate(&self, pointer: &str) -> Position {

@@ -222,3 +222,67 @@ async fn a_review_in_gives_a_base64_jsonpatch_out_over_tls() {
     let metrics = server.metrics().await;
     assert!(metrics.contains("covenant_patches_total{rule=\"CVN-501\"}"), "{metrics}");
 }
+
+#[test]
+fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(
+        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
+    )
+    .unwrap();
+    let original = sample.replacen(
+        "metadata:\n  name: service\n  annotations:\n",
+        "metadata:\n  name: service-v1\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
+        1,
+    );
+    let stale = std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml"))
+        .unwrap()
+        .replace("rendered-from-version: \"1.1.0\"", "rendered-from-version: \"1.0.9\"");
+    let (a, b) = (dir.path().join("service.yaml"), dir.path().join("ruby-service.yaml"));
+    std::fs::write(&a, &original).unwrap();
+    std::fs::write(&b, &stale).unwrap();
+    let run = || {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["check", "--fix"])
+            .arg(&a)
+            .arg(&b)
+            .assert()
+            .success()
+            .get_output()
+            .stderr
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(run().contains("into 2 file(s)"));
+    let fixed = std::fs::read_to_string(&a).unwrap();
+    // Every original line is still there, in order: the fix only inserted lines.
+    let mut rest = fixed.lines();
+    for line in original.lines() {
+        assert!(rest.any(|l| l == line), "line lost or changed: {line:?}");
+    }
+    // The fixed document is what the webhook's patch makes of the original.
+    let engine = Engine::new(&enabled());
+    let doc = covenant::source::parse_stream(&original).0.remove(0).value;
+    let m = engine.mutate(&subject(&doc), &EmptyCluster);
+    assert_eq!(covenant::source::parse_stream(&fixed).0.remove(0).value, apply(&doc, &m.ops));
+    // The stale stamp was replaced in place, on its own line.
+    let ruby = std::fs::read_to_string(&b).unwrap();
+    assert_eq!(ruby.lines().count(), stale.lines().count() + 6);
+    assert!(ruby.contains("openchoreo.dev/rendered-from-version: \"1.1.0\"") && !ruby.contains("1.0.9"));
+    // A second run writes nothing.
+    assert!(run().contains("into 0 file(s)"));
+    // A JSON file is not rewritten whole: --fix refuses it, saying why.
+    let json_file = dir.path().join("c.json");
+    std::fs::write(&json_file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["check", "--fix"])
+        .arg(&json_file)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("--fix edits YAML files"));
+}

@@ -87,6 +87,17 @@ impl RuleSet {
         RuleSet { actions: actions_out }
     }
 
+    /// The same selection with every mutation rule writing (`covenant check --fix` asks for
+    /// the stamps explicitly, whatever the webhook's config leaves off).
+    pub fn with_mutation(&self) -> RuleSet {
+        let actions = CATALOG
+            .iter()
+            .zip(&self.actions)
+            .map(|(rule, a)| if rule.category == super::Category::Mutation { Action::Mutate } else { *a })
+            .collect();
+        RuleSet { actions }
+    }
+
     /// The configured action of a rule (by catalogue row).
     pub fn action(&self, rule: &RuleMeta) -> Action {
         super::position(rule.id).map(|i| self.actions[i]).unwrap_or(Action::Off)
