@@ -54,6 +54,8 @@ pub struct Config {
     pub failure_policy: FailurePolicy,
     /// Whether the mutating route writes patches.
     pub mutation_enabled: bool,
+    /// The labels that name the release a rendered object came from (name, namespace).
+    pub release_labels: (String, String),
     /// The largest AdmissionReview body accepted.
     pub body_limit: usize,
 }
@@ -359,6 +361,16 @@ fn resolve(
             lookup_budget,
             failure_policy,
             mutation_enabled: file.mutation.enabled.unwrap_or(true),
+            release_labels: (
+                file.mutation
+                    .release_name_label
+                    .clone()
+                    .unwrap_or_else(|| crate::families::construct::RELEASE_LABELS.0.into()),
+                file.mutation
+                    .release_namespace_label
+                    .clone()
+                    .unwrap_or_else(|| crate::families::construct::RELEASE_LABELS.1.into()),
+            ),
             body_limit,
         },
         registry_paths,

@@ -96,6 +96,7 @@ pub struct Engine {
     exemptions: Vec<Exemption>,
     lookup_budget: std::time::Duration,
     failure_policy: crate::config::FailurePolicy,
+    release_labels: (String, String),
 }
 
 impl Engine {
@@ -134,6 +135,7 @@ impl Engine {
             exemptions: config.exemptions.clone(),
             lookup_budget: config.lookup_budget,
             failure_policy: config.failure_policy,
+            release_labels: config.release_labels.clone(),
         }
     }
 
@@ -188,11 +190,8 @@ impl Engine {
             None => Vec::new(),
         };
         out.warnings.append(&mut cx.notes);
-        match crate::families::construct::rendered_edits(
-            object,
-            crate::families::construct::RELEASE_LABELS,
-            &cx,
-        ) {
+        let labels = (self.release_labels.0.as_str(), self.release_labels.1.as_str());
+        match crate::families::construct::rendered_edits(object, labels, &cx) {
             Ok(more) => edits.extend(more),
             Err(why) => out.warnings.push(format!("covenant: not stamped: {why}")),
         }

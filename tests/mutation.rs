@@ -286,3 +286,22 @@ fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
         .clone();
     assert!(String::from_utf8(out).unwrap().contains("--fix edits YAML files"));
 }
+
+#[test]
+fn the_release_labels_are_configurable() {
+    let text = format!("{ENABLED}mutation:\n  releaseNameLabel: platform.example.com/release\n  releaseNamespaceLabel: platform.example.com/release-namespace\n");
+    let engine = Engine::new(&Config::from_text("m.yaml", &text, None).unwrap());
+    let published = OfflineCluster::load_dir(&common::fixtures().join("openchoreo/published")).unwrap();
+    let rendered = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "chess-render", "namespace": "dp",
+        "labels": {"platform.example.com/release": "chess-render-7449b895f4", "platform.example.com/release-namespace": "chess"}}});
+    let mut s = Subject::from_document(rendered.clone());
+    s.gvk = Gvk::from_api_version("v1", "Service");
+    let patched = apply(&rendered, &engine.mutate(&s, &published).ops);
+    assert_eq!(patched["metadata"]["annotations"]["openchoreo.dev/rendered-from-version"], "1.1.0");
+    // The default labels mean nothing under this config.
+    let mut other = rendered.clone();
+    other["metadata"]["labels"] = json!({"openchoreo.dev/rendered-release-name": "chess-render-7449b895f4"});
+    let mut s = Subject::from_document(other);
+    s.gvk = Gvk::from_api_version("v1", "Service");
+    assert!(engine.mutate(&s, &published).ops.is_empty());
+}

@@ -113,6 +113,12 @@ pub struct Mutation {
     /// Whether the mutating route writes patches.
     #[serde(default)]
     pub enabled: Option<bool>,
+    /// The label naming the release a rendered object came from.
+    #[serde(default)]
+    pub release_name_label: Option<String>,
+    /// The label naming that release's namespace.
+    #[serde(default)]
+    pub release_namespace_label: Option<String>,
 }
 
 /// `server`.
