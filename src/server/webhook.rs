@@ -186,17 +186,35 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     );
 
     let response = admission::respond(&review.uid, &verdict, &extra_warnings);
-    let body = match serde_json::to_vec(&response) {
+    answer(&state, webhook.as_str(), subject, started, &response)
+}
+
+/// Encode a review response, record the request's duration, and answer 200.
+fn answer(
+    state: &AppState,
+    webhook: &str,
+    subject: &crate::subject::Subject,
+    started: std::time::Instant,
+    response: &impl serde::Serialize,
+) -> Response {
+    let body = match serde_json::to_vec(response) {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(error = %e, "cannot encode the review response");
             return Problem::internal().into_response();
         }
     };
+    let dry_run = if subject.dry_run { "true" } else { "false" };
     state
         .metrics
         .duration
-        .with_label_values(&[webhook.as_str(), op, &subject.gvk.group, &subject.gvk.kind, dry_run])
+        .with_label_values(&[
+            webhook,
+            subject.operation.as_label(),
+            &subject.gvk.group,
+            &subject.gvk.kind,
+            dry_run,
+        ])
         .observe(started.elapsed().as_secs_f64());
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -226,19 +244,7 @@ fn answer_mutation(
     }
     tracing::info!(uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
     let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
-    let body = match serde_json::to_vec(&response) {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot encode the review response");
-            return Problem::internal().into_response();
-        }
-    };
-    state
-        .metrics
-        .duration
-        .with_label_values(&["mutate", op, &subject.gvk.group, &subject.gvk.kind, dry_run])
-        .observe(started.elapsed().as_secs_f64());
-    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    answer(&state, "mutate", subject, started, &response)
 }
 
 #[cfg(test)]
