@@ -92,6 +92,12 @@ pub enum CheckOutput {
     Text,
     /// The JSON contract.
     Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, one test case per document.
+    Junit,
+    /// GitHub Actions workflow commands (pull-request annotations).
+    Github,
 }
 
 /// `covenant serve`
@@ -184,6 +190,12 @@ pub struct CheckArgs {
     /// (repeatable; later files win). Placeholders are substituted before type checks.
     #[arg(long, value_name = "FILE")]
     pub values: Vec<PathBuf>,
+    /// Ignore the findings a baseline file records (matched by rule id and fingerprint).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the findings of this run as a baseline file (then exit 0).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Write the version stamps and labels the mutating webhook would write (CVN-501,
     /// CVN-502) into the YAML files, leaving every other byte as it was; then check the
     /// fixed files.
@@ -419,10 +431,26 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Some(base) => Some(read_base(base, &sources)?),
         None => None,
     };
-    let report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
+    let mut report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
+    if let Some(path) = &args.write_baseline {
+        let baseline = crate::report::render_baseline(&report);
+        std::fs::write(path, format!("{baseline:#}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("covenant: wrote a baseline of {} finding(s) to {}", report.entries.len(), path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &args.baseline {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let dropped = crate::report::apply_baseline(&mut report, &path.display().to_string(), &text)?;
+        eprintln!("covenant: {dropped} finding(s) recorded in the baseline were left out");
+    }
     match args.output {
         CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
         CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
+        CheckOutput::Sarif => println!("{:#}", crate::report::render_sarif(&report)),
+        CheckOutput::Junit => print!("{}", crate::report::render_junit(&report)),
+        CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -2,6 +2,7 @@
 //! over each document, and rendering the findings (text with file:line:column, or the JSON
 //! contract). The engine call is the same one the webhook makes.
 
+mod ci;
 pub mod diff;
 pub mod fix;
 mod json;
@@ -15,6 +16,7 @@ use crate::rules::{lookup, Action, Finding};
 use crate::source::{parse_stream, Position};
 use crate::subject::Subject;
 
+pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
 pub use json::render as render_json;
 pub use text::render as render_text;
 
@@ -51,6 +53,9 @@ pub struct Report {
     pub entries: Vec<Entry>,
     /// Documents read.
     pub documents: usize,
+    /// Every document checked: file, index in the file, kind and name (for per-document
+    /// output such as JUnit test cases).
+    pub checked: Vec<(String, usize, Option<String>, Option<String>)>,
 }
 
 impl Report {
@@ -186,6 +191,7 @@ pub fn check_with_base(
             let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
+            report.checked.push((source.name.clone(), doc.index, kind.clone(), name.clone()));
             let entry = |finding: Finding, at: Position| Entry {
                 file: source.name.clone(),
                 document: doc.index,

@@ -1,0 +1,220 @@
+//! The CI renderings of `covenant check`: SARIF 2.1.0 (code scanning, with the catalogue as
+//! rule metadata and file regions from line and column), JUnit XML (one test case per
+//! document), GitHub workflow commands (annotations on the pull request), and baselines —
+//! findings recorded by rule id and fingerprint (never message text), so a repository can
+//! adopt covenant gradually.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use super::Report;
+use crate::rules::{Action, CATALOG};
+
+fn level(action: Action) -> &'static str {
+    match action {
+        Action::Deny => "error",
+        Action::Warn => "warning",
+        _ => "note",
+    }
+}
+
+/// SARIF 2.1.0: every catalogue rule as `tool.driver.rules`, every finding as a result.
+pub fn render_sarif(report: &Report) -> Value {
+    let rules: Vec<Value> = CATALOG
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "name": r.slug,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.summary},
+                "help": {"text": format!("covenant explain {}", r.id), "markdown": r.docs},
+                "defaultConfiguration": {"level": level(r.default_action)},
+                "properties": {"category": r.category.as_str(), "status": r.status.as_str()},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = report
+        .entries
+        .iter()
+        .map(|e| {
+            let f = &e.finding;
+            let index = CATALOG.iter().position(|r| r.id == f.rule.id).unwrap_or(0);
+            let mut text = f.message.clone();
+            if let Some(help) = &f.help {
+                text.push_str(&format!(" ({help})"));
+            }
+            json!({
+                "ruleId": f.rule.id,
+                "ruleIndex": index,
+                "level": level(f.action),
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": e.file},
+                    "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
+                "partialFingerprints": {"covenant/v1": f.fingerprint},
+                "properties": {"pointer": f.pointer, "document": e.document, "bump": f.bump},
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "covenant",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://covenant.dev",
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    })
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// JUnit XML: one test case per document; a deny-level finding fails it, warnings go to its
+/// system-out.
+pub fn render_junit(report: &Report) -> String {
+    let mut cases = String::new();
+    let mut failures = 0;
+    for (file, index, kind, name) in &report.checked {
+        let of: Vec<_> = report.entries.iter().filter(|e| &e.file == file && e.document == *index).collect();
+        let title = format!(
+            "{} {} (document {})",
+            kind.as_deref().unwrap_or("document"),
+            name.as_deref().unwrap_or("-"),
+            index + 1
+        );
+        cases.push_str(&format!("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file), xml(&title)));
+        let denied: Vec<_> = of.iter().filter(|e| e.finding.action == Action::Deny).collect();
+        if !denied.is_empty() {
+            failures += 1;
+            let first = &denied[0].finding;
+            let body: Vec<String> = denied
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}:{}:{}: {} {}",
+                        e.file, e.at.line, e.at.column, e.finding.rule.id, e.finding.message
+                    )
+                })
+                .collect();
+            cases.push_str(&format!(
+                "      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                first.rule.id,
+                xml(&format!("{} violation(s): {}", denied.len(), first.message)),
+                xml(&body.join("\n"))
+            ));
+        }
+        let other: Vec<String> = of
+            .iter()
+            .filter(|e| e.finding.action != Action::Deny)
+            .map(|e| format!("{} {}: {}", e.finding.action, e.finding.rule.id, e.finding.message))
+            .collect();
+        if !other.is_empty() {
+            cases.push_str(&format!("      <system-out>{}</system-out>\n", xml(&other.join("\n"))));
+        }
+        cases.push_str("    </testcase>\n");
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"covenant check\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n{cases}  </testsuite>\n</testsuites>\n",
+        n = report.checked.len()
+    )
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// GitHub Actions workflow commands: `::error file=…,line=…,col=…,title=…::message`.
+pub fn render_github(report: &Report) -> String {
+    let mut out = String::new();
+    for e in &report.entries {
+        let f = &e.finding;
+        let command = match f.action {
+            Action::Deny => "error",
+            Action::Warn => "warning",
+            _ => "notice",
+        };
+        out.push_str(&format!(
+            "::{command} file={},line={},col={},title={}::{}\n",
+            escape_property(&e.file),
+            e.at.line.max(1),
+            e.at.column.max(1),
+            escape_property(&format!("{} {}", f.rule.id, f.rule.slug)),
+            escape_data(&format!("{} ({})", f.message, f.help.as_deref().unwrap_or(""))),
+        ));
+    }
+    out.push_str(&format!(
+        "{} document(s) checked: {} denied, {} warned, {} audited\n",
+        report.documents,
+        report.count(Action::Deny),
+        report.count(Action::Warn),
+        report.count(Action::Audit)
+    ));
+    out
+}
+
+/// A baseline of the report's findings: rule id and fingerprint (the file only for people).
+pub fn render_baseline(report: &Report) -> Value {
+    let mut findings: Vec<Value> = report
+        .entries
+        .iter()
+        .map(|e| json!({"rule": e.finding.rule.id, "fingerprint": e.finding.fingerprint, "file": e.file}))
+        .collect();
+    findings.sort_by_key(|v| v.to_string());
+    findings.dedup();
+    json!({"apiVersion": "covenant.dev/v1alpha1", "kind": "Baseline", "findings": findings})
+}
+
+/// A baseline that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("baseline {path}: {reason}")]
+pub struct BaselineError {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Drop the findings a baseline records (matched by rule id and fingerprint); returns how
+/// many were dropped.
+pub fn apply_baseline(report: &mut Report, path: &str, text: &str) -> Result<usize, BaselineError> {
+    let err = |reason: String| BaselineError { path: path.to_string(), reason };
+    let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+    if v.get("kind").and_then(Value::as_str) != Some("Baseline")
+        || v.get("apiVersion").and_then(Value::as_str) != Some("covenant.dev/v1alpha1")
+    {
+        return Err(err(
+            "expected apiVersion covenant.dev/v1alpha1, kind Baseline (write one with --write-baseline)"
+                .into(),
+        ));
+    }
+    let mut known = BTreeSet::new();
+    for (i, f) in v.get("findings").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        match (f.get("rule").and_then(Value::as_str), f.get("fingerprint").and_then(Value::as_str)) {
+            (Some(r), Some(p)) => {
+                known.insert((r.to_string(), p.to_string()));
+            }
+            _ => return Err(err(format!("findings[{i}] needs \"rule\" and \"fingerprint\""))),
+        }
+    }
+    let before = report.entries.len();
+    report
+        .entries
+        .retain(|e| !known.contains(&(e.finding.rule.id.to_string(), e.finding.fingerprint.clone())));
+    Ok(before - report.entries.len())
+}

@@ -1,0 +1,100 @@
+//! `covenant check` in CI: SARIF 2.1.0, JUnit XML, GitHub workflow commands, and baselines
+//! that let a repository adopt covenant gradually (matched by rule id and fingerprint).
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn covenant() -> Command {
+    Command::cargo_bin("covenant").unwrap()
+}
+
+fn daemonset() -> std::path::PathBuf {
+    common::fixtures().join("launcher/examples/12-daemonset.yaml")
+}
+
+fn minimal() -> std::path::PathBuf {
+    common::fixtures().join("launcher/examples/01-webservice-minimal.yaml")
+}
+
+fn run(args: &[&str], files: &[&std::path::Path], code: i32) -> String {
+    let mut cmd = covenant();
+    cmd.arg("check").args(args);
+    for f in files {
+        cmd.arg(f);
+    }
+    String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn sarif_carries_the_catalogue_and_file_regions() {
+    let out = run(&["--output", "sarif"], &[&daemonset(), &minimal()], 1);
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), covenant::rules::CATALOG.len());
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let index = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], r["ruleId"], "ruleIndex points at the rule");
+        assert_eq!(r["level"], "error");
+        let region = &r["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().unwrap() >= 19, "{region}");
+        assert!(r["partialFingerprints"]["covenant/v1"].as_str().unwrap().len() == 12);
+    }
+    assert_eq!(results[0]["ruleId"], "CVN-104");
+    assert_eq!(results[0]["locations"][0]["physicalLocation"]["region"]["startColumn"], 13);
+}
+
+#[test]
+fn junit_has_one_case_per_document_and_github_annotates() {
+    let xml = run(&["--output", "junit"], &[&daemonset(), &minimal()], 1);
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"2\" failures=\"1\">"), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 2);
+    assert_eq!(xml.matches("</testcase>").count(), 2);
+    assert_eq!(xml.matches("<failure ").count(), 1);
+    assert!(
+        xml.contains("failure type=\"CVN-104\" message=\"2 violation(s): required key &quot;mountPath&quot;"),
+        "{xml}"
+    );
+    let gh = run(&["--output", "github"], &[&daemonset()], 1);
+    let lines: Vec<&str> = gh.lines().collect();
+    assert!(
+        lines[0].starts_with("::error file=")
+            && lines[0].contains(",line=19,col=13,title=CVN-104 missing-required::"),
+        "{gh}"
+    );
+    assert!(lines[1].contains(",line=22,col=7,title=CVN-102 undeclared-property::"), "{gh}");
+}
+
+#[test]
+fn a_baseline_hides_recorded_findings_and_only_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.yaml");
+    std::fs::copy(daemonset(), &app).unwrap();
+    let baseline = dir.path().join("covenant-baseline.json");
+    covenant().arg("check").arg(&app).arg("--write-baseline").arg(&baseline).assert().success();
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    assert_eq!(recorded["kind"], "Baseline");
+    assert_eq!(recorded["findings"].as_array().unwrap().len(), 2);
+    // With the baseline, the known findings are left out: the file passes.
+    let out = run(&["--baseline", baseline.to_str().unwrap()], &[&app], 0);
+    assert!(out.contains("0 denied"), "{out}");
+    // A new defect is still reported.
+    let text = std::fs::read_to_string(&app).unwrap().replace(
+        "      image: myregistry/node-agent:v1.0.0",
+        "      image: myregistry/node-agent:v1.0.0\n      replicaz: 2",
+    );
+    std::fs::write(&app, text).unwrap();
+    let out = run(&["--baseline", baseline.to_str().unwrap(), "--output", "json"], &[&app], 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let rules: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().map(|f| f["pointer"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["/spec/components/0/properties/replicaz"]);
+    // A file that is not a baseline is an input error.
+    std::fs::write(&baseline, "{}").unwrap();
+    covenant().arg("check").arg(&app).arg("--baseline").arg(&baseline).assert().code(2);
+}
