@@ -226,13 +226,21 @@ fn resolve(
                 String::new()
             }
         };
-        if e.namespaces.is_empty() && e.names.is_empty() && e.users.is_empty() {
+        if e.namespaces.is_empty() && e.names.is_empty() && e.users.is_empty() && e.groups.is_empty() {
             problem(
                 at.clone(),
-                "an exemption must name namespaces, names or users; an empty one would exempt everything"
+                "an exemption must name namespaces, names, users or groups; an empty one would exempt everything"
                     .into(),
             );
         }
+        let rules: Vec<Selector> = e
+            .rules
+            .iter()
+            .enumerate()
+            .filter_map(|(j, w)| {
+                Selector::parse(w).map_err(|err| problem(format!("{at}/rules/{j}"), err)).ok()
+            })
+            .collect();
         let names = e
             .names
             .iter()
@@ -259,6 +267,8 @@ fn resolve(
             namespaces: e.namespaces.clone(),
             names,
             users: e.users.clone(),
+            groups: e.groups.clone(),
+            rules,
             reason,
             expires,
         });

@@ -27,6 +27,8 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// The reason of the exemption that let the subject through unjudged.
     pub exempted: Option<String>,
+    /// Exemptions that would have applied but have expired: they no longer apply, and say so.
+    pub expired: Vec<String>,
 }
 
 impl Verdict {
@@ -63,6 +65,11 @@ pub struct Exemption {
     pub names: Vec<GlobMatcher>,
     /// Users matched exactly; empty matches any.
     pub users: Vec<String>,
+    /// Groups matched exactly (any of the requester's); empty matches any.
+    pub groups: Vec<String>,
+    /// Only findings of these rules (ids or categories) are exempted; empty: the whole
+    /// subject goes through unjudged.
+    pub rules: Vec<crate::rules::select::Selector>,
     /// Why, stated in config; reported with the verdict.
     pub reason: String,
     /// After this instant the exemption no longer applies.
@@ -76,15 +83,20 @@ impl Exemption {
     }
 
     fn matches(&self, s: &Subject) -> bool {
-        if let (Some(expires), Some(now)) = (self.expires, s.received_at) {
-            if now >= expires {
-                return false;
-            }
-        }
+        self.selects(s) && !self.expired(s)
+    }
+
+    /// Whether every selector matches, expiry aside.
+    fn selects(&self, s: &Subject) -> bool {
         let ns = s.namespace.as_deref().unwrap_or("");
         (self.namespaces.is_empty() || self.namespaces.iter().any(|n| n == ns))
             && (self.names.is_empty() || self.names.iter().any(|g| g.is_match(&s.name)))
             && (self.users.is_empty() || s.user.as_deref().is_some_and(|u| self.users.iter().any(|x| x == u)))
+            && (self.groups.is_empty() || s.groups.iter().any(|g| self.groups.contains(g)))
+    }
+
+    fn expired(&self, s: &Subject) -> bool {
+        matches!((self.expires, s.received_at), (Some(expires), Some(now)) if now >= expires)
     }
 }
 
@@ -146,8 +158,18 @@ impl Engine {
 
     /// Judge a subject.
     pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
-        if let Some(e) = self.exemptions.iter().find(|e| e.matches(subject)) {
-            return Verdict { exempted: Some(e.reason.clone()), ..Verdict::default() };
+        let expired: Vec<String> = self
+            .exemptions
+            .iter()
+            .filter(|e| e.selects(subject) && e.expired(subject))
+            .map(|e| {
+                let when =
+                    e.expires.map(|t| humantime::format_rfc3339_seconds(t).to_string()).unwrap_or_default();
+                format!("exemption \"{}\" expired at {when} and no longer applies", e.reason)
+            })
+            .collect();
+        if let Some(e) = self.exemptions.iter().find(|e| e.matches(subject) && e.rules.is_empty()) {
+            return Verdict { exempted: Some(e.reason.clone()), expired, ..Verdict::default() };
         }
         let mut cx = Context::new(&self.rules, cluster);
         // The webhook stamps what is left of the request's deadline; a file has the
@@ -166,11 +188,20 @@ impl Engine {
             f.check(subject, &mut cx);
             f.name()
         });
-        let findings = cx.into_findings();
+        let mut findings = cx.into_findings();
+        // Exemptions scoped to rules drop those rules' findings only.
+        let mut exempted = None;
+        for e in self.exemptions.iter().filter(|e| !e.rules.is_empty() && e.matches(subject)) {
+            let before = findings.len();
+            findings.retain(|f| !e.rules.iter().any(|s| s.covers(f.rule)));
+            if findings.len() < before {
+                exempted = Some(e.reason.clone());
+            }
+        }
         // A subject that produced findings concerned the engine even without a family
         // (an unidentifiable document).
         let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
-        Verdict { family, findings, exempted: None }
+        Verdict { family, findings, exempted, expired }
     }
 
     /// The mutating path: what the mutation rules (off by default) want written, as a
@@ -321,6 +352,31 @@ mod tests {
         pod.object = Some(crate::subject::Object::from_raw(raw));
         e.evaluate(&pod, &EmptyCluster);
         assert!(!pod.object.as_ref().unwrap().is_parsed());
+    }
+
+    #[test]
+    fn exemptions_by_group_by_rule_and_expired_ones_are_reported() {
+        let e = engine(
+            "exemptions:\n  - groups: [platform-admins]\n    reason: admins migrate by hand\n  - namespaces: [legacy]\n    rules: [CVN-101]\n    reason: legacy members are known\n  - namespaces: [old]\n    reason: gone\n    expires: 2020-01-01T00:00:00Z\n",
+        );
+        let now = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000));
+        // By group: the requester's groups are matched.
+        let mut s = subject("prod", "shop", "alice", now);
+        s.groups = vec!["platform-admins".into()];
+        assert_eq!(e.evaluate(&s, &EmptyCluster).exempted.as_deref(), Some("admins migrate by hand"));
+        // By rule: only that rule's findings go; the object is still judged.
+        let mut legacy = subject("legacy", "shop", "alice", now);
+        legacy.object = Some(crate::subject::Object::from_value(json!({
+            "apiVersion": "shop.example.com/v1", "kind": "App", "metadata": {"name": "shop", "namespace": "legacy"},
+            "schema": "shop.app", "version": "2", "nmae": "x"})));
+        let v = e.evaluate(&legacy, &EmptyCluster);
+        let rules: Vec<&str> = v.findings.iter().map(|f| f.rule.id).collect();
+        assert_eq!(rules, ["CVN-106"], "CVN-101 exempted, CVN-106 still judged");
+        assert_eq!(v.exempted.as_deref(), Some("legacy members are known"));
+        // Expired: it no longer applies, and the verdict says so.
+        let v = e.evaluate(&subject("old", "shop", "alice", now), &EmptyCluster);
+        assert!(v.denied());
+        assert_eq!(v.expired, ["exemption \"gone\" expired at 2020-01-01T00:00:00Z and no longer applies"]);
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Report {
     /// Every document checked: file, index in the file, kind and name (for per-document
     /// output such as JUnit test cases).
     pub checked: Vec<(String, usize, Option<String>, Option<String>)>,
+    /// What the run says besides findings (an exemption that expired), `file: text`.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -208,11 +210,14 @@ pub fn check_with_base(
             }
             let positions = doc.positions.clone();
             let mut subject = Subject::from_document(doc.value.clone());
+            // The face reads the clock, so exemptions can expire; the engine never does.
+            subject.received_at = Some(std::time::SystemTime::now());
             if let Some(previous) = base.and_then(|b| b.previous(&doc.value)) {
                 subject.operation = crate::subject::Operation::Update;
                 subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
             }
             let verdict = engine.evaluate(&subject, cluster);
+            report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", source.name)));
             let first = report.entries.len();
             for f in verdict.findings {
                 let at = positions.locate(&f.pointer);

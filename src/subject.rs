@@ -142,6 +142,8 @@ pub struct Subject {
     pub dry_run: bool,
     /// The requesting user.
     pub user: Option<String>,
+    /// The requesting user's groups.
+    pub groups: Vec<String>,
     /// What remains of the request's deadline, for rules that look up cluster state.
     pub budget: Option<Duration>,
     /// When the subject was received, for exemption expiry; the engine reads no clock.
@@ -169,6 +171,7 @@ impl Subject {
             old_object: None,
             dry_run: true,
             user: None,
+            groups: Vec::new(),
             budget: None,
             received_at: None,
             admitted: false,

@@ -153,6 +153,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         old_object: present(request.old_object),
         dry_run: request.dry_run.unwrap_or(false),
         user: request.user_info.username,
+        groups: request.user_info.groups.unwrap_or_default(),
         budget: None,
         received_at: None,
         admitted: true,

@@ -94,6 +94,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
 
     let mut warnings: Vec<String> = extra_warnings.to_vec();
     warnings.extend(verdict.at(Action::Warn).map(|f| f.line()));
+    warnings.extend(verdict.expired.iter().map(|e| format!("covenant: {e}")));
     if !warnings.is_empty() {
         let total = warnings.len();
         if total > MAX_WARNINGS {
@@ -148,6 +149,7 @@ mod tests {
             family: Some("versioned"),
             findings: vec![finding("CVN-109", Action::Deny), finding("CVN-109", Action::Deny)],
             exempted: None,
+            expired: Vec::new(),
         };
         let v = respond("abc", &verdict, &[]);
         let r = &v["response"];
@@ -165,7 +167,7 @@ mod tests {
     #[test]
     fn warnings_are_capped_in_count_and_length() {
         let findings = (0..30).map(|_| finding("CVN-109", Action::Warn)).collect();
-        let verdict = Verdict { family: None, findings, exempted: None };
+        let verdict = Verdict { family: None, findings, exempted: None, expired: Vec::new() };
         let long = "w".repeat(400);
         let v = respond("abc", &verdict, &[long]);
         let w = v["response"]["warnings"].as_array().unwrap();

@@ -86,6 +86,12 @@ pub struct Exemption {
     /// Users, exact.
     #[serde(default)]
     pub users: Vec<String>,
+    /// User groups, exact (any one of the requester's groups).
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Rule ids or categories: only their findings are exempted; empty: the whole object.
+    #[serde(default)]
+    pub rules: Vec<String>,
     /// Why; required.
     #[serde(default)]
     pub reason: Option<String>,

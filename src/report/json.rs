@@ -34,6 +34,7 @@ pub fn render(report: &Report) -> Value {
         .collect();
     json!({
         "findings": findings,
+        "notes": report.notes,
         "summary": {
             "documents": report.documents,
             "denied": report.count(Action::Deny),

@@ -28,6 +28,9 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  = help: {help} (covenant explain {})", f.rule.id);
         }
     }
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
     let _ = writeln!(
         out,
         "{} document(s) checked: {} denied, {} warned, {} audited",

@@ -39,6 +39,11 @@ impl Selector {
         Err(text)
     }
 
+    /// Whether the selector names this rule (by id, or by its category).
+    pub fn covers(self, rule: &RuleMeta) -> bool {
+        self.matches(rule)
+    }
+
     fn matches(self, rule: &RuleMeta) -> bool {
         match self {
             Selector::Rule(r) => r.id == rule.id,
