@@ -140,6 +140,18 @@ impl ClusterView for OfflineCluster {
         };
         Ok(self.objects.iter().filter(|o| matches(o)).cloned().collect())
     }
+
+    fn cache_sizes(&self) -> Vec<(String, usize)> {
+        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for o in &self.objects {
+            let api = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let group = api.split_once('/').map(|(g, _)| g).unwrap_or("");
+            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+            *counts.entry(resource).or_default() += 1;
+        }
+        counts.into_iter().collect()
+    }
 }
 
 #[cfg(test)]

@@ -76,6 +76,10 @@ impl Metrics {
         registry.register(Box::new(lookup_duration.clone()))?;
         registry.register(Box::new(cache_objects.clone()))?;
         registry.register(Box::new(tls_reloads.clone()))?;
+        // Both outcomes exist from the start, at zero, so a rate or an alert has a series.
+        for result in ["success", "failure"] {
+            tls_reloads.with_label_values(&[result]);
+        }
         registry.register(Box::new(certificate_expiry.clone()))?;
         registry.register(Box::new(build_info.clone()))?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1.0);

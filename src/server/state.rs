@@ -60,11 +60,44 @@ pub struct AppState {
     pub mutation_enabled: bool,
 }
 
+/// The cluster view as the server uses it: every lookup timed into
+/// `covenant_lookup_duration_seconds{resource}`.
+struct Metered {
+    inner: Arc<dyn ClusterView>,
+    duration: prometheus::HistogramVec,
+}
+
+impl ClusterView for Metered {
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<serde_json::Value>>, crate::cluster::Error> {
+        let started = std::time::Instant::now();
+        let out = self.inner.list(group, kind, namespace, budget);
+        let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+        self.duration.with_label_values(&[resource.as_str()]).observe(started.elapsed().as_secs_f64());
+        out
+    }
+
+    fn synced(&self) -> bool {
+        self.inner.synced()
+    }
+
+    fn cache_sizes(&self) -> Vec<(String, usize)> {
+        self.inner.cache_sizes()
+    }
+}
+
 impl AppState {
     /// The state a config describes, judging against `cluster`, with its own metrics registry.
     pub fn new(config: &Config, cluster: Arc<dyn ClusterView>) -> prometheus::Result<AppState> {
         let registry = prometheus::Registry::new();
         let metrics = Metrics::register(&registry)?;
+        let cluster: Arc<dyn ClusterView> =
+            Arc::new(Metered { inner: cluster, duration: metrics.lookup_duration.clone() });
         Ok(AppState {
             engine: Arc::new(Engine::new(config)),
             cluster,

@@ -59,6 +59,8 @@ pub struct Setup {
     pub ca_pem: Option<String>,
     /// A temp dir to keep (holding `cert`).
     pub dir: Option<tempfile::TempDir>,
+    /// The cluster state (default: none).
+    pub cluster: Option<Arc<dyn covenant::cluster::ClusterView>>,
 }
 
 impl Default for Setup {
@@ -71,6 +73,7 @@ impl Default for Setup {
             cert: None,
             ca_pem: None,
             dir: None,
+            cluster: None,
         }
     }
 }
@@ -97,7 +100,10 @@ impl TestServer {
                 (dir, CertPaths { cert: w.cert, key: w.key }, certs.ca_pem)
             }
         };
-        let state = state(&setup.config);
+        let state = match setup.cluster {
+            Some(cluster) => AppState::new(&setup.config, cluster).unwrap(),
+            None => state(&setup.config),
+        };
         let options = Options {
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: "127.0.0.1:0".parse().unwrap(),
