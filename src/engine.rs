@@ -156,6 +156,16 @@ impl Engine {
         &self.rules
     }
 
+    /// The context a family judges a subject in: the rule selection, the cluster view, what
+    /// the subject may spend on lookups (the webhook stamps what is left of the request's
+    /// deadline; a file has the configured budget) and the failure policy.
+    fn context<'c>(&'c self, subject: &Subject, cluster: &'c dyn ClusterView) -> Context<'c> {
+        let mut cx = Context::new(&self.rules, cluster);
+        cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
+        cx.failure_policy = self.failure_policy;
+        cx
+    }
+
     /// Judge a subject.
     pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
         let expired: Vec<String> = self
@@ -171,11 +181,7 @@ impl Engine {
         if let Some(e) = self.exemptions.iter().find(|e| e.matches(subject) && e.rules.is_empty()) {
             return Verdict { exempted: Some(e.reason.clone()), expired, ..Verdict::default() };
         }
-        let mut cx = Context::new(&self.rules, cluster);
-        // The webhook stamps what is left of the request's deadline; a file has the
-        // configured budget.
-        cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
-        cx.failure_policy = self.failure_policy;
+        let mut cx = self.context(subject, cluster);
         let family = if !subject.gvk.kind.is_empty() {
             self.families.by_kind(&subject.gvk.group, &subject.gvk.kind)
         } else {
@@ -213,9 +219,7 @@ impl Engine {
             return out;
         }
         let Some(Ok(object)) = subject.object.as_ref().map(|o| o.value()) else { return out };
-        let mut cx = Context::new(&self.rules, cluster);
-        cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
-        cx.failure_policy = self.failure_policy;
+        let mut cx = self.context(subject, cluster);
         let mut edits = match self.families.by_kind(&subject.gvk.group, &subject.gvk.kind) {
             Some(f) => f.edits(subject, &mut cx),
             None => Vec::new(),

@@ -97,15 +97,7 @@ impl<'a> Context<'a> {
         pointer: impl Into<String>,
         args: Vec<(&'static str, String)>,
     ) {
-        let Some(rule) = lookup(id) else {
-            // An id missing from the catalogue is a bug caught by the catalogue meta-test;
-            // never a panic on the request path.
-            tracing::error!(rule = id, "finding for a rule that is not in the catalogue");
-            return;
-        };
-        if self.rules.runs(rule) {
-            self.findings.push(Finding::new(rule, self.rules.action(rule), pointer, args));
-        }
+        self.report_change(id, pointer, args, None, None);
     }
 
     /// Report a finding as `report` does, carrying the bump the change implies, and at most
@@ -120,6 +112,8 @@ impl<'a> Context<'a> {
         at_most: Option<crate::rules::Action>,
     ) {
         let Some(rule) = lookup(id) else {
+            // An id missing from the catalogue is a bug caught by the catalogue meta-test;
+            // never a panic on the request path.
             tracing::error!(rule = id, "finding for a rule that is not in the catalogue");
             return;
         };

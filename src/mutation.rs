@@ -33,7 +33,8 @@ impl Edit {
     }
 }
 
-fn pointer(tokens: &[String]) -> String {
+/// The RFC 6901 pointer of unescaped path tokens.
+pub fn pointer(tokens: &[String]) -> String {
     tokens.iter().map(|t| format!("/{}", escape(t))).collect()
 }
 
@@ -94,6 +95,15 @@ pub fn plan(object: &Value, mut edits: Vec<Edit>) -> Result<Plan, PatchError> {
     Ok(Plan { ops, patched, rules })
 }
 
+/// `value` wrapped in one mapping per token: the missing parents of a path, built at once.
+fn nested(tokens: &[String], value: &Value) -> Value {
+    tokens.iter().rev().fold(value.clone(), |v, t| {
+        let mut m = Map::new();
+        m.insert(t.clone(), v);
+        Value::Object(m)
+    })
+}
+
 /// Make one edit hold on `target`; the operation that did it, or `None` when it already held.
 fn apply(target: &mut Value, edit: &Edit) -> Result<Option<Value>, PatchError> {
     let mut node = target;
@@ -104,11 +114,7 @@ fn apply(target: &mut Value, edit: &Edit) -> Result<Option<Value>, PatchError> {
             Value::Object(map) => {
                 if !map.contains_key(token) {
                     // Add the missing member, with every missing parent below it.
-                    let value = edit.tokens[i + 1..].iter().rev().fold(edit.value.clone(), |v, t| {
-                        let mut m = Map::new();
-                        m.insert(t.clone(), v);
-                        Value::Object(m)
-                    });
+                    let value = nested(&edit.tokens[i + 1..], &edit.value);
                     map.insert(token.clone(), value.clone());
                     return Ok(Some(json!({"op": "add", "path": here, "value": value})));
                 }
@@ -122,11 +128,7 @@ fn apply(target: &mut Value, edit: &Edit) -> Result<Option<Value>, PatchError> {
                 }
                 if next.is_null() {
                     // An explicit null parent (`annotations: null`) is replaced whole.
-                    let value = edit.tokens[i + 1..].iter().rev().fold(edit.value.clone(), |v, t| {
-                        let mut m = Map::new();
-                        m.insert(t.clone(), v);
-                        Value::Object(m)
-                    });
+                    let value = nested(&edit.tokens[i + 1..], &edit.value);
                     *next = value.clone();
                     return Ok(Some(json!({"op": "replace", "path": here, "value": value})));
                 }

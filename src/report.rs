@@ -70,6 +70,17 @@ impl Report {
     pub fn denied(&self) -> bool {
         self.count(Action::Deny) > 0
     }
+
+    /// The closing line: `N document(s) checked: D denied, W warned, A audited`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} document(s) checked: {} denied, {} warned, {} audited",
+            self.documents,
+            self.count(Action::Deny),
+            self.count(Action::Warn),
+            self.count(Action::Audit)
+        )
+    }
 }
 
 /// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`

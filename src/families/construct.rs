@@ -61,7 +61,8 @@ pub const KINDS: [&str; 10] = [
 /// Where a construct keeps its resource templates.
 const TEMPLATE_LISTS: [&str; 2] = ["resources", "creates"];
 
-fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
+/// A metadata label of a document.
+pub(crate) fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
     doc.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
 }
 
@@ -518,7 +519,7 @@ fn stamps(doc: &Value, version: &semver::Version, logical: &str, cx: &mut Contex
                     if found != expected {
                         let pointer = format!(
                             "/spec/{list}/{i}/template/metadata/annotations/{}",
-                            key.replace('/', "~1")
+                            crate::schema::pointer::escape(key)
                         );
                         cx.report(
                             "CVN-401",

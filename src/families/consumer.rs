@@ -17,21 +17,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::construct::{declared_version, logical_name, DEFAULT_LABEL, GROUP, NAME_LABEL, VERSION_KEY};
+use super::construct::{
+    declared_version, label, logical_name, DEFAULT_LABEL, GROUP, NAME_LABEL, VERSION_KEY,
+};
 use super::{Claim, Context, Family};
 use crate::rules::Action;
 use crate::schema::openapi::{load_keeping_unknown, Dialect};
-use crate::schema::pointer::Location;
+use crate::schema::pointer::{escape, Location};
 use crate::schema::validate::{validate, Problem, Required};
 use crate::subject::{Operation, Subject};
 use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
 
 /// The consumer kinds judged by default.
 pub const KINDS: [&str; 5] = ["Component", "Project", "Resource", "ReleaseBinding", "Workload"];
-
-fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
-    doc.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
-}
 
 /// One place a consumer names a construct.
 #[derive(Clone, Debug)]
@@ -173,8 +171,7 @@ fn images(doc: &Value, cx: &mut Context<'_>) {
     if let Some(map) = doc.pointer("/spec/containers").and_then(Value::as_object) {
         for (k, c) in map {
             if let Some(i) = c.get("image").and_then(Value::as_str) {
-                found
-                    .push((format!("/spec/containers/{}/image", k.replace('~', "~0").replace('/', "~1")), i));
+                found.push((format!("/spec/containers/{}/image", escape(k)), i));
             }
         }
     }
@@ -395,8 +392,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, cx: &mut Contex
         let others =
             cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget).unwrap_or_default();
         let candidates = published(&others, trait_name);
-        let pointer =
-            format!("/spec/traitEnvironmentConfigs/{}", instance.replace('~', "~0").replace('/', "~1"));
+        let pointer = format!("/spec/traitEnvironmentConfigs/{}", escape(instance));
         judge_values(
             &schema,
             values,

@@ -158,13 +158,8 @@ pub fn render_github(report: &Report) -> String {
             escape_data(&format!("{} ({})", f.message, f.help.as_deref().unwrap_or(""))),
         ));
     }
-    out.push_str(&format!(
-        "{} document(s) checked: {} denied, {} warned, {} audited\n",
-        report.documents,
-        report.count(Action::Deny),
-        report.count(Action::Warn),
-        report.count(Action::Audit)
-    ));
+    out.push_str(&report.summary());
+    out.push('\n');
     out
 }
 

@@ -119,7 +119,7 @@ pub fn compute(
                     args.insert(0, ("subject", e.subject(None)));
                     args.insert(0, ("name", e.name.clone()));
                     let rule = lookup(s.rule).map(|r| r.message).unwrap_or("");
-                    Note { rule: s.rule, message: render(rule, &args) }
+                    Note { rule: s.rule, message: crate::rules::meta::render(rule, &args) }
                 })
                 .collect();
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
@@ -211,14 +211,6 @@ fn looks_like_schema(v: &Value) -> bool {
                 .iter()
                 .any(|k| m.contains_key(*k))
     })
-}
-
-fn render(template: &str, args: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (k, v) in args {
-        out = out.replace(&format!("{{{k}}}"), v);
-    }
-    out
 }
 
 fn show(v: &Option<Value>) -> Value {

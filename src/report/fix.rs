@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
+use crate::mutation::pointer;
 use crate::source::{parse_stream, Positions};
 use crate::subject::Subject;
 
@@ -141,10 +142,6 @@ fn differences(
         (a, b) if a != b => out.push((path.clone(), serde_json::json!({"op": "replace", "value": b}))),
         _ => {}
     }
-}
-
-fn pointer(tokens: &[String]) -> String {
-    tokens.iter().map(|t| format!("/{}", crate::schema::pointer::escape(t))).collect()
 }
 
 fn splice(tokens: &[String], op: &Value, positions: &Positions, lines: &[&str]) -> Result<Splice, String> {

@@ -4,7 +4,6 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::rules::Action;
 
 /// Render a report as text.
 pub fn render(report: &Report) -> String {
@@ -31,13 +30,6 @@ pub fn render(report: &Report) -> String {
     for note in &report.notes {
         let _ = writeln!(out, "note: {note}");
     }
-    let _ = writeln!(
-        out,
-        "{} document(s) checked: {} denied, {} warned, {} audited",
-        report.documents,
-        report.count(Action::Deny),
-        report.count(Action::Warn),
-        report.count(Action::Audit)
-    );
+    let _ = writeln!(out, "{}", report.summary());
     out
 }
