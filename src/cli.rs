@@ -389,7 +389,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         config.registry.add_file(path)?;
         declaration_files.push(path.clone());
     }
-    let engine = Engine::with_inputs(&config, launcher_inputs(&args)?);
+    let inputs = launcher_inputs(&args)?;
+    let engine = Engine::with_inputs(&config, inputs.clone());
     let cluster = load_cluster(args.context.as_ref())?;
     let mut sources = Vec::new();
     for path in args.paths.iter().chain(&declaration_files) {
@@ -413,7 +414,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.fix {
         let mut fixing = config.clone();
         fixing.rules = fixing.rules.with_mutation();
-        let fixer = Engine::with_inputs(&fixing, launcher_inputs(&args)?);
+        let fixer = Engine::with_inputs(&fixing, inputs);
         let mut fixed = 0;
         for source in sources.iter_mut().filter(|s| s.name != "-") {
             if let Some(text) =

@@ -154,6 +154,9 @@ pub struct Evolution {
     pub structural: Vec<Structural>,
     /// Schemas that could not be read, with where and why.
     pub unreadable: Vec<(String, String)>,
+    /// The new document's schemas by version, as loaded for the diff (the live-object check
+    /// validates against them).
+    pub schemas: BTreeMap<String, Schema>,
 }
 
 impl Evolution {
@@ -367,7 +370,7 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         let changes = if unchanged { Vec::new() } else { judge(diff(os, ns, "")) };
         per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
     }
-    Evolution { flavor, name, versions: per_version, structural, unreadable }
+    Evolution { flavor, name, versions: per_version, structural, unreadable, schemas: new_schemas }
 }
 
 fn xrd_rules(
@@ -614,8 +617,7 @@ impl SchemaBearing {
                 .filter(|j| j.bump == Bump::Major && !checkable(j.change.kind))
                 .map(|j| j.message())
                 .collect();
-            let Some(raw) = new.pointer(&pointer) else { continue };
-            let Ok(mut schema) = load(raw, &Location::default(), Dialect::OpenApi) else { continue };
+            let Some(mut schema) = evolution.schemas.get(&v.version).cloned() else { continue };
             for key in ["apiVersion", "kind", "metadata"] {
                 schema.properties.entry(key.to_string()).or_insert_with(Schema::any);
             }
