@@ -19,22 +19,23 @@ fn engine() -> Engine {
     Engine::new(&Config::embedded().unwrap())
 }
 
-/// (rule, pointer, message, action) for one document against the published constructs.
-fn judge(doc: &Value, cluster: &dyn ClusterView) -> Vec<(String, String, String, String)> {
-    let text = serde_json::to_string_pretty(doc).unwrap();
-    let report = check(&engine(), cluster, &[Source { name: "doc.json".into(), text }]);
+/// (rule, pointer, message, action) of every finding of a report.
+fn findings(report: &covenant::report::Report) -> Vec<(String, String, String, String)> {
     report
         .entries
         .iter()
         .map(|e| {
-            (
-                e.finding.rule.id.to_string(),
-                e.finding.pointer.clone(),
-                e.finding.message.clone(),
-                e.finding.action.as_str().to_string(),
-            )
+            let f = &e.finding;
+            (f.rule.id.to_string(), f.pointer.clone(), f.message.clone(), f.action.as_str().to_string())
         })
         .collect()
+}
+
+/// (rule, pointer, message, action) for one document against the published constructs.
+fn judge(doc: &Value, cluster: &dyn ClusterView) -> Vec<(String, String, String, String)> {
+    let text = serde_json::to_string_pretty(doc).unwrap();
+    let report = check(&engine(), cluster, &[Source { name: "doc.json".into(), text }]);
+    findings(&report)
 }
 
 fn component(pin: Option<&str>, parameters: Value) -> Value {
@@ -123,18 +124,7 @@ fn update(old: &Value, new: &Value) -> Vec<(String, String, String, String)> {
         &[Source { name: "new.json".into(), text: new.to_string() }],
         Some(&base),
     );
-    report
-        .entries
-        .iter()
-        .map(|e| {
-            (
-                e.finding.rule.id.to_string(),
-                e.finding.pointer.clone(),
-                e.finding.message.clone(),
-                e.finding.action.as_str().to_string(),
-            )
-        })
-        .collect()
+    findings(&report)
 }
 
 fn at_version(doc: &Value, v: &str) -> Value {
