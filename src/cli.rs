@@ -153,6 +153,20 @@ pub struct ServeArgs {
     /// Log level or filter (RUST_LOG overrides).
     #[arg(long, default_value = "info", env = "COVENANT_LOG_LEVEL")]
     pub log_level: String,
+    /// Re-check the objects already in the cluster this often (such as `10m`), with the
+    /// webhook's engine; findings go to `covenant_audit_findings` and `/api/v0/audit` on the
+    /// admin listener. Off unless set.
+    #[arg(long, value_parser = humantime::parse_duration, env = "COVENANT_AUDIT_INTERVAL")]
+    pub audit_interval: Option<Duration>,
+    /// Objects the audit fetches and judges per page.
+    #[arg(long, default_value_t = 100, requires = "audit_interval")]
+    pub audit_page_size: usize,
+    /// Objects the audit judges per second at most (0: no limit).
+    #[arg(long, default_value_t = 50.0, requires = "audit_interval")]
+    pub audit_rate: f64,
+    /// Findings `/api/v0/audit` lists in full (its counts always cover all of them).
+    #[arg(long, default_value_t = 100, requires = "audit_interval")]
+    pub audit_summary_limit: usize,
 }
 
 /// `covenant check`
@@ -651,20 +665,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 const SAMPLE_REVIEW: &str = include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
 
-/// The kinds the live view watches: what the construct and consumer families read on every
-/// request, and the releases a binding froze.
-fn watched_kinds(config: &Config) -> Vec<crate::cluster::live::Watched> {
-    let group = crate::families::construct::GROUP.to_string();
-    config
-        .construct_kinds
-        .iter()
-        .chain(&config.consumer_kinds)
-        .map(String::as_str)
-        .chain(["ComponentRelease"])
-        .map(|k| (group.clone(), k.to_string()))
-        .collect()
-}
-
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
     let (listen, admin_listen) = if args.dev {
@@ -706,11 +706,33 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             let kube_config = kube::Config::infer().await.context(
                 "no cluster to watch (neither in-cluster nor a kubeconfig); run with --offline to serve without cluster state",
             )?;
-            Arc::new(crate::cluster::live::LiveCluster::connect(kube_config, watched_kinds(&config))?)
+            Arc::new(crate::cluster::live::LiveCluster::connect(kube_config, config.cluster_kinds())?)
         }
     };
 
-    let state = crate::server::AppState::new(&config, cluster).context("cannot register metrics")?;
+    let mut state =
+        crate::server::AppState::new(&config, cluster.clone()).context("cannot register metrics")?;
+    let audit = match args.audit_interval {
+        Some(interval) => {
+            let options = crate::audit::Options {
+                interval,
+                page_size: args.audit_page_size.max(1),
+                rate: args.audit_rate.max(0.0),
+                summary_limit: args.audit_summary_limit,
+                kinds: config.cluster_kinds(),
+                lookup_budget: config.lookup_budget,
+            };
+            let auditor = crate::audit::Auditor::new(
+                state.engine.clone(),
+                state.cluster.clone(),
+                state.metrics.clone(),
+                options,
+            );
+            state.audit = Some(auditor.status());
+            Some(auditor.spawn().context("cannot start the audit")?)
+        }
+        None => None,
+    };
     let options = crate::server::Options {
         listen,
         admin_listen,
@@ -736,5 +758,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     bound.run(crate::server::shutdown_signal()).await;
+    if let Some(audit) = audit {
+        // The walk stops between pages; joining waits at most for one object's lookups.
+        tokio::task::spawn_blocking(move || audit.stop()).await.ok();
+    }
     Ok(())
 }

@@ -90,6 +90,20 @@ fn list(problems: &[Problem]) -> String {
 }
 
 impl Config {
+    /// The kinds the rules read from the cluster on every request — the construct and
+    /// consumer kinds, and the releases a binding froze — as (group, kind): what the live
+    /// view watches and the background audit re-checks.
+    pub fn cluster_kinds(&self) -> Vec<(String, String)> {
+        let group = crate::families::construct::GROUP;
+        self.construct_kinds
+            .iter()
+            .chain(&self.consumer_kinds)
+            .map(String::as_str)
+            .chain(["ComponentRelease"])
+            .map(|k| (group.to_string(), k.to_string()))
+            .collect()
+    }
+
     /// The embedded default.
     pub fn embedded() -> Result<Config, Error> {
         Config::from_text("embedded default", DEFAULT_YAML, None)

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod audit;
 pub mod certs;
 pub mod cli;
 pub mod cluster;

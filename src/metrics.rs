@@ -24,6 +24,17 @@ pub struct Metrics {
     pub certificate_expiry: Gauge,
     /// `covenant_build_info{version}`
     pub build_info: GaugeVec,
+    /// `covenant_audit_findings{rule,kind}`: findings of the last completed audit run.
+    pub audit_findings: IntGaugeVec,
+    /// `covenant_audit_objects{kind}`: objects the last completed audit run checked.
+    pub audit_objects: IntGaugeVec,
+    /// `covenant_audit_runs_total{result}`: audit runs, `complete` or `partial` (a kind
+    /// could not be listed).
+    pub audit_runs: IntCounterVec,
+    /// `covenant_audit_last_run_timestamp_seconds`: when the last audit run finished.
+    pub audit_last_run: Gauge,
+    /// `covenant_audit_duration_seconds`: how long the last audit run took.
+    pub audit_duration: Gauge,
 }
 
 /// Buckets from 1 ms to 5 s, with the apiserver's own 5 ms and 25 ms bounds among them.
@@ -69,6 +80,24 @@ impl Metrics {
         ))?;
         let build_info =
             GaugeVec::new(ns("build_info", "Always 1; labelled with the version."), &["version"])?;
+        let audit_findings = IntGaugeVec::new(
+            ns("audit_findings", "Findings of the last completed audit run, by rule and kind."),
+            &["rule", "kind"],
+        )?;
+        let audit_objects = IntGaugeVec::new(
+            ns("audit_objects", "Objects the last completed audit run checked, by kind."),
+            &["kind"],
+        )?;
+        let audit_runs = IntCounterVec::new(
+            ns("audit_runs_total", "Audit runs finished, by result (complete, partial)."),
+            &["result"],
+        )?;
+        let audit_last_run = Gauge::with_opts(ns(
+            "audit_last_run_timestamp_seconds",
+            "Unix time at which the last audit run finished (0: none yet).",
+        ))?;
+        let audit_duration =
+            Gauge::with_opts(ns("audit_duration_seconds", "How long the last audit run took."))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(findings.clone()))?;
@@ -76,17 +105,22 @@ impl Metrics {
         registry.register(Box::new(lookup_duration.clone()))?;
         registry.register(Box::new(cache_objects.clone()))?;
         registry.register(Box::new(tls_reloads.clone()))?;
-        // Both outcomes exist from the start, at zero, so a rate or an alert has a series.
-        for result in ["success", "failure"] {
-            tls_reloads.with_label_values(&[result]);
-        }
         registry.register(Box::new(certificate_expiry.clone()))?;
         registry.register(Box::new(build_info.clone()))?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1.0);
-        // Both reload results exist from the start, so a dashboard's rate() sees zero, not
-        // an absent series.
-        tls_reloads.with_label_values(&["success"]);
-        tls_reloads.with_label_values(&["failure"]);
+        registry.register(Box::new(audit_findings.clone()))?;
+        registry.register(Box::new(audit_objects.clone()))?;
+        registry.register(Box::new(audit_runs.clone()))?;
+        registry.register(Box::new(audit_last_run.clone()))?;
+        registry.register(Box::new(audit_duration.clone()))?;
+        // Every outcome exists from the start, at zero, so a dashboard's rate() or an alert
+        // sees zero, not an absent series.
+        for result in ["success", "failure"] {
+            tls_reloads.with_label_values(&[result]);
+        }
+        for result in ["complete", "partial"] {
+            audit_runs.with_label_values(&[result]);
+        }
         Ok(Metrics {
             requests,
             duration,
@@ -97,6 +131,11 @@ impl Metrics {
             tls_reloads,
             certificate_expiry,
             build_info,
+            audit_findings,
+            audit_objects,
+            audit_runs,
+            audit_last_run,
+            audit_duration,
         })
     }
 }

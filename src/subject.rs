@@ -179,6 +179,19 @@ impl Subject {
     }
 }
 
+impl Subject {
+    /// A subject for an object the cluster already stores, as the background audit judges
+    /// it: would it be admitted if it were created now? Its metadata carries the server's
+    /// fields, as an admitted object's does; `now` decides exemption expiry.
+    pub fn from_stored(value: Value, now: SystemTime) -> Subject {
+        let mut subject = Subject::from_document(value);
+        subject.dry_run = false;
+        subject.admitted = true;
+        subject.received_at = Some(now);
+        subject
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

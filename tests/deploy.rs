@@ -155,6 +155,15 @@ fn the_deployment_and_webhooks_say_what_the_design_demands() {
     let sc = c.security_context.clone().unwrap();
     assert_eq!(sc.read_only_root_filesystem, Some(true));
     assert_eq!(sc.allow_privilege_escalation, Some(false));
+    // The container's arguments are ones `covenant` accepts, and it watches the cluster and
+    // audits it (no --offline in a deployment).
+    let args = c.args.clone().unwrap();
+    let parsed = <covenant::cli::Cli as clap::Parser>::try_parse_from(
+        std::iter::once("covenant".to_string()).chain(args.iter().cloned()),
+    );
+    assert!(parsed.is_ok(), "{args:?}: {}", parsed.unwrap_err());
+    assert!(!args.iter().any(|a| a == "--offline"), "{args:?}");
+    assert!(args.iter().any(|a| a.starts_with("--audit-interval=")), "{args:?}");
     for probe in [c.liveness_probe.clone().unwrap(), c.readiness_probe.clone().unwrap()] {
         let port = probe.http_get.unwrap().port;
         assert_eq!(port, k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String("admin".into()));

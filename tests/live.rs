@@ -239,3 +239,57 @@ fn one_off_lists_paginate_and_a_slow_list_times_out_in_budget() {
         live.message
     );
 }
+
+#[test]
+fn the_audit_pages_through_cached_kinds_and_through_the_api_server() {
+    let mut fake = fixture_objects();
+    let extra = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "third", "namespace": "shop"}, "spec": {"size": "small"}});
+    fake.objects.get_mut(&("example.com".to_string(), "widgets".to_string())).unwrap().push(extra);
+    let releases = fake.objects[&("openchoreo.dev".to_string(), "componentreleases".to_string())].len();
+    let view = Arc::new(connect(serve(fake)));
+    wait_synced(&view);
+
+    // A kind the view does not cache pages through the API server's own continue tokens.
+    let budget = Some(Duration::from_secs(5));
+    let first = view.page("example.com", "Widget", None, 2, budget).unwrap();
+    assert_eq!((first.objects.len(), first.next.as_deref()), (2, Some("2")));
+    let second = view.page("example.com", "Widget", first.next.as_deref(), 2, budget).unwrap();
+    assert_eq!((second.objects.len(), second.next), (1, None));
+    // A cached kind pages through one snapshot of its store.
+    let cached = view.page("openchoreo.dev", "ClusterComponentType", None, 1, budget).unwrap();
+    assert_eq!(cached.objects.len(), 1);
+    assert!(cached.next.is_some());
+
+    let registry = prometheus::Registry::new();
+    let options = covenant::audit::Options {
+        interval: Duration::from_secs(3600),
+        page_size: 1,
+        rate: 0.0,
+        summary_limit: 10,
+        kinds: vec![
+            ("openchoreo.dev".into(), "ComponentRelease".into()),
+            ("example.com".into(), "Widget".into()),
+        ],
+        lookup_budget: Duration::from_secs(5),
+    };
+    let auditor = covenant::audit::Auditor::new(
+        Arc::new(Engine::new(&Config::embedded().unwrap())),
+        view.clone(),
+        covenant::metrics::Metrics::register(&registry).unwrap(),
+        options,
+    );
+    let handle = auditor.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let run = loop {
+        if let Some(run) = handle.status.summary().last_run {
+            break run;
+        }
+        assert!(Instant::now() < deadline, "no audit run finished");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    handle.stop();
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_eq!(run.objects_by_kind.get("ComponentRelease"), Some(&releases));
+    assert!(releases > 0);
+    assert_eq!(run.objects_by_kind.get("Widget"), Some(&3));
+}

@@ -7,6 +7,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use covenant::cluster::OfflineCluster;
 use covenant::config::Config;
@@ -73,7 +74,18 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
     }
     assert!(names.len() >= 8, "{names:?}");
 
-    let published = OfflineCluster::load_dir(&common::fixtures().join("openchoreo/published")).unwrap();
+    // The published constructs, and a stored Component whose pin no longer resolves: the
+    // background audit finds it.
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery"},
+        "spec": {"componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "9"}}});
+    let mut stored: Vec<Value> = Vec::new();
+    for file in covenant::report::discover(&common::fixtures().join("openchoreo/published")).unwrap() {
+        let text = std::fs::read_to_string(file).unwrap();
+        stored.extend(covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value));
+    }
+    stored.push(component.clone());
+    let published = OfflineCluster::from_objects(stored);
     let config = Config::from_text(
         "c.yaml",
         "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  actions: {CVN-501: mutate, CVN-502: mutate}\n",
@@ -83,13 +95,18 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
     let server = common::TestServer::with(common::Setup {
         config,
         cluster: Some(Arc::new(published)),
+        audit: Some(covenant::audit::Options {
+            interval: Duration::from_secs(3600),
+            page_size: 10,
+            rate: 0.0,
+            summary_limit: 10,
+            kinds: config_kinds(),
+            lookup_budget: Duration::from_secs(5),
+        }),
         ..common::Setup::default()
     })
     .await;
     // A denial found through cluster lookups.
-    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
-        "metadata": {"name": "bakery-web", "namespace": "bakery"},
-        "spec": {"componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "9"}}});
     let mut review = common::review("u-1", "openchoreo.dev", "Component", component);
     review["request"]["kind"]["version"] = json!("v1alpha1");
     let got: Value = common::post(&server.h2(), &server.url("/api/v0/validate"), review.to_string())
@@ -115,7 +132,16 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
     let resp = common::post(&server.h1(), &server.url("/api/v0/validate"), "{not json").await;
     assert_eq!(resp.status(), 400);
 
+    // The audit's first run.
+    let status = server.audit.as_ref().unwrap().status.clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while status.summary().last_run.is_none() {
+        assert!(std::time::Instant::now() < deadline, "no audit run finished");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
     let metrics = server.metrics().await;
+    assert!(metrics.contains("covenant_audit_findings{kind=\"Component\",rule=\"CVN-406\"} 1"), "{metrics}");
     for name in &names {
         let exported = metrics.lines().any(|l| {
             l.starts_with(&format!("{name}{{"))
@@ -134,6 +160,10 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
         ),
         "{metrics}"
     );
+}
+
+fn config_kinds() -> Vec<(String, String)> {
+    Config::embedded().unwrap().cluster_kinds()
 }
 
 #[test]

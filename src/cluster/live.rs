@@ -20,7 +20,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use serde_json::Value;
 
-use super::{ClusterView, Error};
+use super::{slice, ClusterView, Error, Page};
 
 /// One watched kind's cache.
 struct Cache {
@@ -30,6 +30,10 @@ struct Cache {
 
 /// A kind the rules read on every request: watched and cached.
 pub type Watched = (String, String);
+
+/// A watched kind's store as it is now, with the resource it reflects; `None` when the
+/// cluster does not serve the kind.
+type Snapshot = Option<(Vec<Arc<DynamicObject>>, ApiResource)>;
 
 /// The live view.
 pub struct LiveCluster {
@@ -99,6 +103,24 @@ impl LiveCluster {
             .values()
             .map(|c| (format!("{}.{}", c.resource.plural, c.resource.group), c.store.state().len()))
             .collect()
+    }
+
+    /// What the store of a watched kind holds now, and the resource it reflects: `None` when
+    /// the kind is not watched (ask the API server), an error before the caches sync, and
+    /// `Ok(None)` when the cluster does not serve the kind.
+    fn snapshot(&self, group: &str, kind: &str) -> Option<Result<Snapshot, Error>> {
+        let key = (group.to_string(), kind.to_string());
+        if !self.watched.contains(&key) {
+            return None;
+        }
+        if !self.synced() {
+            return Some(Err(Error::Unavailable {
+                resource: format!("{kind}.{group}"),
+                reason: "cluster caches are not synced yet".into(),
+            }));
+        }
+        let caches = self.caches.read().unwrap_or_else(|e| e.into_inner());
+        Some(Ok(caches.get(&key).map(|c| (c.store.state(), c.resource.clone()))))
     }
 
     /// Run `fut` on the view's runtime and wait for it at most `budget`.
@@ -187,18 +209,17 @@ async fn start(
     tracing::info!("cluster caches synced");
 }
 
-/// List every object of a kind the view does not cache, page by page.
-async fn list_paged(
+/// The API of a kind the view does not cache (in one namespace or all), found by discovery;
+/// `None` when the cluster does not serve it.
+async fn api_for(
     client: kube::Client,
-    group: String,
-    kind: String,
-    namespace: Option<String>,
-    page: u32,
-) -> Result<Vec<Arc<Value>>, Error> {
-    let resource_name = format!("{kind}.{group}");
-    let unavailable = |reason: String| Error::Unavailable { resource: resource_name.clone(), reason };
+    group: &str,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Result<Option<(Api<DynamicObject>, ApiResource)>, Error> {
+    let unavailable = |reason: String| Error::Unavailable { resource: format!("{kind}.{group}"), reason };
     let discovery = Discovery::new(client.clone())
-        .filter(&[group.as_str()])
+        .filter(&[group])
         .run()
         .await
         .map_err(|e| unavailable(e.to_string()))?;
@@ -208,19 +229,54 @@ async fn list_paged(
         .flat_map(|g| g.recommended_resources())
         .find(|(r, _)| r.kind == kind)
     else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
-    let api: Api<DynamicObject> = match (&namespace, caps.scope) {
+    let api: Api<DynamicObject> = match (namespace, caps.scope) {
         (Some(ns), Scope::Namespaced) => Api::namespaced_with(client, ns, &resource),
         _ => Api::all_with(client, &resource),
     };
+    Ok(Some((api, resource)))
+}
+
+/// One page of a list from the API server: `limit` objects from the `continue` token.
+async fn list_once(
+    api: &Api<DynamicObject>,
+    resource: &ApiResource,
+    limit: u32,
+    token: Option<&str>,
+) -> Result<Page, Error> {
+    let mut params = ListParams::default().limit(limit);
+    if let Some(token) = token {
+        params = params.continue_token(token);
+    }
+    let list = api.list(&params).await.map_err(|e| Error::Unavailable {
+        resource: format!("{}.{}", resource.kind, resource.group),
+        reason: e.to_string(),
+    })?;
+    Ok(Page {
+        objects: list.items.iter().map(|o| Arc::new(to_value(o, resource))).collect(),
+        next: list.metadata.continue_.filter(|c| !c.is_empty()),
+    })
+}
+
+/// List every object of a kind the view does not cache, page by page.
+async fn list_paged(
+    client: kube::Client,
+    group: String,
+    kind: String,
+    namespace: Option<String>,
+    page: u32,
+) -> Result<Vec<Arc<Value>>, Error> {
+    let Some((api, resource)) = api_for(client, &group, &kind, namespace.as_deref()).await? else {
+        return Ok(Vec::new());
+    };
     let mut out = Vec::new();
-    let mut params = ListParams::default().limit(page);
+    let mut token = None;
     loop {
-        let list = api.list(&params).await.map_err(|e| unavailable(e.to_string()))?;
-        out.extend(list.items.iter().map(|o| Arc::new(to_value(o, &resource))));
-        match list.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
+        let page = list_once(&api, &resource, page, token.as_deref()).await?;
+        out.extend(page.objects);
+        match page.next {
+            Some(next) => token = Some(next),
             None => break,
         }
     }
@@ -235,22 +291,12 @@ impl ClusterView for LiveCluster {
         namespace: Option<&str>,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
-        let key = (group.to_string(), kind.to_string());
-        if self.watched.contains(&key) {
-            if !self.synced() {
-                return Err(Error::Unavailable {
-                    resource: format!("{kind}.{group}"),
-                    reason: "cluster caches are not synced yet".into(),
-                });
-            }
-            let caches = self.caches.read().unwrap_or_else(|e| e.into_inner());
-            let Some(cache) = caches.get(&key) else { return Ok(Vec::new()) };
-            return Ok(cache
-                .store
-                .state()
+        if let Some(snapshot) = self.snapshot(group, kind) {
+            let Some((objects, resource)) = snapshot? else { return Ok(Vec::new()) };
+            return Ok(objects
                 .iter()
                 .filter(|o| namespace.is_none() || o.metadata.namespace.as_deref() == namespace)
-                .map(|o| Arc::new(to_value(o, &cache.resource)))
+                .map(|o| Arc::new(to_value(o, &resource)))
                 .collect());
         }
         if budget == Some(Duration::ZERO) {
@@ -264,6 +310,42 @@ impl ClusterView for LiveCluster {
             self.page_size,
         );
         self.within(&format!("{kind}.{group}"), budget, fut)
+    }
+
+    /// A cached kind pages through one snapshot of its store, converting only the page; any
+    /// other kind pages through the API server with its own `continue` tokens.
+    fn page(
+        &self,
+        group: &str,
+        kind: &str,
+        after: Option<&str>,
+        limit: usize,
+        budget: Option<Duration>,
+    ) -> Result<Page, Error> {
+        if let Some(snapshot) = self.snapshot(group, kind) {
+            let Some((objects, resource)) = snapshot? else { return Ok(Page::default()) };
+            let object_key = |o: &Arc<DynamicObject>| {
+                format!(
+                    "{}/{}",
+                    o.metadata.namespace.as_deref().unwrap_or_default(),
+                    o.metadata.name.as_deref().unwrap_or_default()
+                )
+            };
+            let (objects, next) = slice(objects, object_key, after, limit);
+            return Ok(Page {
+                objects: objects.iter().map(|o| Arc::new(to_value(o, &resource))).collect(),
+                next,
+            });
+        }
+        let (client, limit) = (self.client.clone(), u32::try_from(limit.max(1)).unwrap_or(u32::MAX));
+        let (group, kind, token) = (group.to_string(), kind.to_string(), after.map(str::to_string));
+        let resource = format!("{kind}.{group}");
+        self.within(&resource, budget, async move {
+            match api_for(client, &group, &kind, None).await? {
+                Some((api, resource)) => list_once(&api, &resource, limit, token.as_deref()).await,
+                None => Ok(Page::default()),
+            }
+        })
     }
 
     fn synced(&self) -> bool {

@@ -1,5 +1,5 @@
 //! The admin listener (plain HTTP, for probes and Prometheus): `/livez`, `/readyz`,
-//! `/metrics`. Never serves admission.
+//! `/metrics`, and the background audit's summary at `/api/v0/audit`. Never serves admission.
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -16,10 +16,13 @@ pub fn router(state: AppState) -> Router {
         .route("/livez", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/api/v0/audit", get(audit))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
-            p.detail =
-                format!("no route {}; the admin listener serves /livez, /readyz and /metrics", uri.path());
+            p.detail = format!(
+                "no route {}; the admin listener serves /livez, /readyz, /metrics and /api/v0/audit",
+                uri.path()
+            );
             p
         })
         .with_state(state)
@@ -45,4 +48,17 @@ async fn metrics(State(state): State<AppState>) -> Response {
     }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
+}
+
+async fn audit(State(state): State<AppState>) -> Response {
+    match &state.audit {
+        Some(status) => axum::Json(status.summary()).into_response(),
+        None => Problem::new(
+            StatusCode::NOT_FOUND,
+            "audit-not-running",
+            "Audit not running",
+            "the background audit is not running; start `covenant serve` with --audit-interval",
+        )
+        .into_response(),
+    }
 }

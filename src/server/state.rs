@@ -58,6 +58,8 @@ pub struct AppState {
     pub lookup_budget: Duration,
     /// Whether the mutating route writes patches.
     pub mutation_enabled: bool,
+    /// The background audit's status, when `--audit-interval` runs one.
+    pub audit: Option<Arc<crate::audit::Status>>,
 }
 
 /// The cluster view as the server uses it: every lookup timed into
@@ -65,6 +67,13 @@ pub struct AppState {
 struct Metered {
     inner: Arc<dyn ClusterView>,
     duration: prometheus::HistogramVec,
+}
+
+impl Metered {
+    fn observe(&self, group: &str, kind: &str, started: std::time::Instant) {
+        let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+        self.duration.with_label_values(&[resource.as_str()]).observe(started.elapsed().as_secs_f64());
+    }
 }
 
 impl ClusterView for Metered {
@@ -77,8 +86,21 @@ impl ClusterView for Metered {
     ) -> Result<Vec<Arc<serde_json::Value>>, crate::cluster::Error> {
         let started = std::time::Instant::now();
         let out = self.inner.list(group, kind, namespace, budget);
-        let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
-        self.duration.with_label_values(&[resource.as_str()]).observe(started.elapsed().as_secs_f64());
+        self.observe(group, kind, started);
+        out
+    }
+
+    fn page(
+        &self,
+        group: &str,
+        kind: &str,
+        after: Option<&str>,
+        limit: usize,
+        budget: Option<Duration>,
+    ) -> Result<crate::cluster::Page, crate::cluster::Error> {
+        let started = std::time::Instant::now();
+        let out = self.inner.page(group, kind, after, limit, budget);
+        self.observe(group, kind, started);
         out
     }
 
@@ -107,6 +129,7 @@ impl AppState {
             body_limit: config.body_limit,
             lookup_budget: config.lookup_budget,
             mutation_enabled: config.mutation_enabled,
+            audit: None,
         })
     }
 }

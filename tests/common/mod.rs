@@ -41,6 +41,8 @@ pub struct TestServer {
     pub state: AppState,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// The background audit, when the setup asked for one.
+    pub audit: Option<covenant::audit::Handle>,
 }
 
 /// Knobs a test may turn.
@@ -61,6 +63,8 @@ pub struct Setup {
     pub dir: Option<tempfile::TempDir>,
     /// The cluster state (default: none).
     pub cluster: Option<Arc<dyn covenant::cluster::ClusterView>>,
+    /// Run the background audit over the cluster state (default: no audit).
+    pub audit: Option<covenant::audit::Options>,
 }
 
 impl Default for Setup {
@@ -74,6 +78,7 @@ impl Default for Setup {
             ca_pem: None,
             dir: None,
             cluster: None,
+            audit: None,
         }
     }
 }
@@ -100,10 +105,20 @@ impl TestServer {
                 (dir, CertPaths { cert: w.cert, key: w.key }, certs.ca_pem)
             }
         };
-        let state = match setup.cluster {
+        let mut state = match setup.cluster {
             Some(cluster) => AppState::new(&setup.config, cluster).unwrap(),
             None => state(&setup.config),
         };
+        let audit = setup.audit.map(|options| {
+            let auditor = covenant::audit::Auditor::new(
+                state.engine.clone(),
+                state.cluster.clone(),
+                state.metrics.clone(),
+                options,
+            );
+            state.audit = Some(auditor.status());
+            auditor.spawn().unwrap()
+        });
         let options = Options {
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: "127.0.0.1:0".parse().unwrap(),
@@ -129,7 +144,7 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        TestServer { webhook, admin, ca_pem, dir, state, stop: Some(stop), task: Some(task) }
+        TestServer { webhook, admin, ca_pem, dir, state, stop: Some(stop), task: Some(task), audit }
     }
 
     /// `https://localhost:PORT{path}`
