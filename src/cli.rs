@@ -144,6 +144,10 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish at shutdown.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub shutdown_grace: Duration,
+    /// How long a client may take to send a request's headers, and again its body (a slow
+    /// client is answered 408 or cut off, never waited for).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub read_timeout: Duration,
     /// Worker threads [default: one per core].
     #[arg(long, env = "COVENANT_THREADS")]
     pub threads: Option<usize>,
@@ -741,6 +745,8 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         reload_interval: args.tls_reload_interval,
         drain_delay: args.drain_delay,
         shutdown_grace: args.shutdown_grace,
+        read_timeout: args.read_timeout,
+        handshake_timeout: Duration::from_secs(10),
     };
     let bound = crate::server::bind(options, state).await?;
     tracing::info!(config = %config.source, "config loaded");

@@ -192,6 +192,7 @@ impl Engine {
         };
         let name = family.map(|f| {
             f.check(subject, &mut cx);
+            report_unreadable(subject, &mut cx);
             f.name()
         });
         let mut findings = cx.into_findings();
@@ -306,6 +307,18 @@ impl Engine {
         };
         cx.report("CVN-109", "", vec![("reason", reason)]);
         None
+    }
+}
+
+/// The webhook keeps objects as raw JSON and parses them on first use, so an object that is
+/// well-formed JSON but cannot be parsed (nested past the parser's depth limit) shows only
+/// when a family reads it. Whatever a family tried to read and could not is reported here,
+/// once for every family, under CVN-109: never passed unjudged.
+fn report_unreadable(subject: &Subject, cx: &mut Context<'_>) {
+    for (member, object) in [("object", &subject.object), ("oldObject", &subject.old_object)] {
+        if let Some(e) = object.as_ref().and_then(|o| o.unreadable()) {
+            cx.report("CVN-109", "", vec![("reason", format!("{member} cannot be read: {e}"))]);
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use axum::http::{Method, Uri};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -70,6 +70,11 @@ pub struct Options {
     pub drain_delay: Duration,
     /// How long in-flight requests may take to finish after the listeners close.
     pub shutdown_grace: Duration,
+    /// How long a client may take to send a request's headers, and again its body: a slow
+    /// (slowloris) client is cut off, not waited for.
+    pub read_timeout: Duration,
+    /// How long a client may take to finish the TLS handshake.
+    pub handshake_timeout: Duration,
 }
 
 /// Listeners bound and TLS loaded, not yet serving.
@@ -103,7 +108,8 @@ pub enum Error {
 }
 
 /// Bind both listeners and load the certificate (failing fast on a bad one).
-pub async fn bind(options: Options, state: AppState) -> Result<Bound, Error> {
+pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error> {
+    state.read_timeout = options.read_timeout;
     let tls = Arc::new(Tls::new(options.cert.clone(), options.client_ca.as_deref(), &state.metrics)?);
     let bind = |addr: SocketAddr| async move {
         TcpListener::bind(addr).await.map_err(|source| Error::Bind { addr, source })
@@ -155,7 +161,7 @@ impl Bound {
                     continue;
                 }
             };
-            spawn_connection(tcp, peer, acceptor.clone(), app.clone(), graceful.watcher());
+            spawn_connection(tcp, peer, &options, acceptor.clone(), app.clone(), graceful.watcher());
         }
 
         // Shutdown: readiness first, so the endpoints controller stops routing to us, then
@@ -171,7 +177,7 @@ impl Bound {
                 tokio::select! {
                     () = &mut deadline => break,
                     accepted = webhook.accept() => if let Ok((tcp, peer)) = accepted {
-                        spawn_connection(tcp, peer, acceptor.clone(), app.clone(), graceful.watcher());
+                        spawn_connection(tcp, peer, &options, acceptor.clone(), app.clone(), graceful.watcher());
                     },
                 }
             }
@@ -192,13 +198,15 @@ impl Bound {
 fn spawn_connection(
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
+    options: &Options,
     acceptor: TlsAcceptor,
     app: Router,
     watcher: hyper_util::server::graceful::Watcher,
 ) {
     let _ = tcp.set_nodelay(true);
+    let (handshake_timeout, read_timeout) = (options.handshake_timeout, options.read_timeout);
     tokio::spawn(async move {
-        let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+        let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -210,8 +218,17 @@ fn spawn_connection(
             }
         };
         let mut builder = auto::Builder::new(TokioExecutor::new());
-        // HTTP/2 hardening: bounded streams and resets (the rapid-reset flood).
-        builder.http2().max_concurrent_streams(250).max_pending_accept_reset_streams(64);
+        // HTTP/1: a client gets `read_timeout` to send its headers (the body's own deadline is
+        // the handler's). HTTP/2: bounded streams and resets (the rapid-reset flood), and
+        // pings that close a connection whose peer went silent.
+        builder.http1().timer(TokioTimer::new()).header_read_timeout(read_timeout);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(250)
+            .max_pending_accept_reset_streams(64)
+            .keep_alive_interval(Some(Duration::from_secs(30)))
+            .keep_alive_timeout(Duration::from_secs(10));
         let service = TowerToHyperService::new(app);
         let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
         if let Err(e) = watcher.watch(conn).await {

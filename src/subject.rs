@@ -117,6 +117,11 @@ impl Object {
             .map_err(String::as_str)
     }
 
+    /// Why the object could not be parsed, if parsing was tried and failed.
+    pub fn unreadable(&self) -> Option<&str> {
+        self.parsed.get().and_then(|r| r.as_ref().err()).map(String::as_str)
+    }
+
     /// Whether the object has been parsed (for tests and benches of laziness).
     pub fn is_parsed(&self) -> bool {
         self.parsed.get().is_some()

@@ -1,6 +1,10 @@
 //! AdmissionReview bytes to a `Subject`.
 
-use serde::Deserialize;
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::API_VERSION;
@@ -24,13 +28,34 @@ pub enum DecodeError {
     NoRequest,
 }
 
+/// A member the review declares as a JSON object. serde's derive would also take a JSON array
+/// of the members' values in order, which no apiserver sends and which would hide a wrong
+/// type; this takes an object only.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOnly<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectOnly(PhantomData)).map(Obj)
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ReviewIn {
     api_version: String,
     kind: String,
     #[serde(default)]
-    request: Option<RequestIn>,
+    request: Option<Obj<RequestIn>>,
     /// Declared by the v1 schema; a request review never carries one that matters, and its
     /// content is not read.
     #[serde(default)]
@@ -66,7 +91,7 @@ struct UserInfo {
     #[serde(default)]
     groups: Option<Vec<String>>,
     #[serde(default)]
-    extra: Option<Box<RawValue>>,
+    extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -74,14 +99,14 @@ struct UserInfo {
 #[allow(dead_code)]
 struct RequestIn {
     uid: String,
-    kind: GroupVersionKind,
-    resource: GroupVersionResource,
+    kind: Obj<GroupVersionKind>,
+    resource: Obj<GroupVersionResource>,
     #[serde(default)]
     sub_resource: Option<String>,
     #[serde(default)]
-    request_kind: Option<GroupVersionKind>,
+    request_kind: Option<Obj<GroupVersionKind>>,
     #[serde(default)]
-    request_resource: Option<GroupVersionResource>,
+    request_resource: Option<Obj<GroupVersionResource>>,
     #[serde(default)]
     request_sub_resource: Option<String>,
     #[serde(default)]
@@ -89,7 +114,7 @@ struct RequestIn {
     #[serde(default)]
     namespace: Option<String>,
     operation: String,
-    user_info: UserInfo,
+    user_info: Obj<UserInfo>,
     #[serde(default)]
     object: Option<Box<RawValue>>,
     #[serde(default)]
@@ -117,10 +142,21 @@ struct Head {
     api_version: Option<String>,
 }
 
+/// The error of a body that did not decode, naming the member it was found at
+/// (`request.userInfo.username: invalid type: …`). Decoding again to track the path costs
+/// something, so only the error path pays it.
+fn with_path(body: &[u8], plain: serde_json::Error) -> String {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    match serde_path_to_error::deserialize::<_, Obj<ReviewIn>>(&mut de) {
+        Err(e) if e.path().iter().next().is_some() => format!("{}: {}", e.path(), e.inner()),
+        _ => plain.to_string(),
+    }
+}
+
 /// Decode an AdmissionReview body.
 pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
-    let review: ReviewIn = match serde_json::from_slice(body) {
-        Ok(r) => r,
+    let review: ReviewIn = match serde_json::from_slice::<Obj<ReviewIn>>(body) {
+        Ok(Obj(r)) => r,
         Err(e) => {
             // On the error path only: a review of another version is named as such rather
             // than by whichever of its members this decoder does not declare.
@@ -129,7 +165,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
                     return Err(DecodeError::Version { found: v });
                 }
             }
-            return Err(DecodeError::Malformed(e.to_string()));
+            return Err(DecodeError::Malformed(with_path(body, e)));
         }
     };
     if review.api_version != API_VERSION {
@@ -141,19 +177,20 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
             review.kind
         )));
     }
-    let request = review.request.ok_or(DecodeError::NoRequest)?;
+    let Obj(request) = review.request.ok_or(DecodeError::NoRequest)?;
+    let (Obj(kind), Obj(user_info)) = (request.kind, request.user_info);
     // `null` objects arrive as a raw `null`; an absent object is the same thing.
     let present = |o: Option<Box<RawValue>>| o.filter(|r| r.get() != "null").map(Object::from_raw);
     let subject = Subject {
-        gvk: Gvk { group: request.kind.group, version: request.kind.version, kind: request.kind.kind },
+        gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
         operation: Operation::parse(&request.operation),
         name: request.name.unwrap_or_default(),
         namespace: request.namespace.filter(|n| !n.is_empty()),
         object: present(request.object),
         old_object: present(request.old_object),
         dry_run: request.dry_run.unwrap_or(false),
-        user: request.user_info.username,
-        groups: request.user_info.groups.unwrap_or_default(),
+        user: user_info.username,
+        groups: user_info.groups.unwrap_or_default(),
         budget: None,
         received_at: None,
         admitted: true,

@@ -167,10 +167,8 @@ impl Family for Launcher {
                 cx.report("CVN-109", "", vec![("reason", reason)]);
                 return;
             }
-            Err(e) => {
-                cx.report("CVN-109", "", vec![("reason", format!("object is not valid JSON: {e}"))]);
-                return;
-            }
+            // Reported by the engine for every family (CVN-109).
+            Err(_) => return,
         };
         let kind = subject.gvk.kind.as_str();
         if subject.gvk.group == COVENANT_GROUP {

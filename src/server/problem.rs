@@ -77,6 +77,16 @@ impl Problem {
         )
     }
 
+    /// 408: the body did not arrive within the read timeout.
+    pub fn request_timeout(timeout: std::time::Duration) -> Problem {
+        Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request-timeout",
+            "Request timeout",
+            format!("request body did not arrive within {timeout:?} (--read-timeout)"),
+        )
+    }
+
     /// 400.
     pub fn bad_request(slug: &str, title: &'static str, detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, slug, title, detail)

@@ -54,6 +54,8 @@ pub struct AppState {
     pub readiness: Arc<Readiness>,
     /// Largest body accepted.
     pub body_limit: usize,
+    /// How long a request's body may take to arrive (set from the serving options).
+    pub read_timeout: Duration,
     /// Budget for cluster lookups within one request.
     pub lookup_budget: Duration,
     /// Whether the mutating route writes patches.
@@ -127,6 +129,7 @@ impl AppState {
             registry,
             readiness: Arc::default(),
             body_limit: config.body_limit,
+            read_timeout: Duration::from_secs(30),
             lookup_budget: config.lookup_budget,
             mutation_enabled: config.mutation_enabled,
             audit: None,

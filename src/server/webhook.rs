@@ -86,7 +86,12 @@ fn content_type_ok(headers: &HeaderMap) -> Result<(), Problem> {
     }
 }
 
-async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Problem> {
+async fn read_body(
+    body: Body,
+    headers: &HeaderMap,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, Problem> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -94,7 +99,8 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     if declared.is_some_and(|n| n > limit) {
         return Err(Problem::too_large(limit));
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit));
+    read.await.map_err(|_| Problem::request_timeout(timeout))?.map_err(|e| {
         let too_large = std::error::Error::source(&e)
             .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
             || e.to_string().contains("length limit");
@@ -116,7 +122,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     let outcome = async {
         let timeout = deadline(parts.uri.query())?;
         content_type_ok(&parts.headers)?;
-        let bytes = read_body(body, &parts.headers, state.body_limit).await?;
+        let bytes = read_body(body, &parts.headers, state.body_limit, state.read_timeout).await?;
         let review = admission::decode(&bytes).map_err(|e| {
             let slug = match e {
                 DecodeError::Version { .. } => "unsupported-version",

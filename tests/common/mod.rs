@@ -65,6 +65,10 @@ pub struct Setup {
     pub cluster: Option<Arc<dyn covenant::cluster::ClusterView>>,
     /// Run the background audit over the cluster state (default: no audit).
     pub audit: Option<covenant::audit::Options>,
+    /// Header and body read timeout.
+    pub read_timeout: Duration,
+    /// TLS handshake timeout.
+    pub handshake_timeout: Duration,
 }
 
 impl Default for Setup {
@@ -79,6 +83,8 @@ impl Default for Setup {
             dir: None,
             cluster: None,
             audit: None,
+            read_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -127,6 +133,8 @@ impl TestServer {
             reload_interval: setup.reload_interval,
             drain_delay: setup.drain_delay,
             shutdown_grace: Duration::from_secs(10),
+            read_timeout: setup.read_timeout,
+            handshake_timeout: setup.handshake_timeout,
         };
         let bound = server::bind(options, state.clone()).await.unwrap();
         let (webhook, admin) = (bound.webhook_addr, bound.admin_addr);

@@ -1,0 +1,308 @@
+//! Bad input over the wire: a real TLS server on loopback takes truncated bodies, a wrong JSON
+//! type in every member of the review envelope, deeply nested JSON, a 10 MB body, clients that
+//! send their headers or body a byte at a time, and clients that never finish the TLS
+//! handshake. Every refusal is a problem document, nothing is a 500, and throughout the
+//! server keeps answering everyone else.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{post, Setup, TestServer};
+use rustls_pki_types::pem::PemObject;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn sample() -> Value {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("admission/kube-rs/v1-create-pod-gke.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The server still answers a well-formed review, promptly.
+async fn still_answers(server: &TestServer) {
+    let started = Instant::now();
+    let resp = post(&server.h2(), &server.url("/api/v0/validate"), sample().to_string()).await;
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["response"]["uid"], sample()["request"]["uid"]);
+    assert!(started.elapsed() < Duration::from_secs(5), "answered in {:?}", started.elapsed());
+}
+
+/// A refusal: a problem document with a 4xx status; returns (status, detail).
+async fn refusal(resp: reqwest::Response) -> (u16, String) {
+    let status = resp.status().as_u16();
+    assert!((400..500).contains(&status), "status {status}");
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["status"], status);
+    (status, body["detail"].as_str().unwrap_or_default().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn truncated_reviews_are_refused_as_400_and_name_where_they_end() {
+    let server = TestServer::start().await;
+    let c = server.h1();
+    let url = server.url("/api/v0/validate");
+    for path in common::corpus_reviews() {
+        let bytes = std::fs::read(&path).unwrap();
+        let len = bytes.len();
+        for cut in [1, len / 7, len / 3, len / 2, len - len / 5, len - 2] {
+            let resp = post(&c, &url, bytes[..cut].to_vec()).await;
+            let (status, detail) = refusal(resp).await;
+            assert_eq!(status, 400, "{} cut at {cut}", path.display());
+            assert!(detail.contains("line") || detail.contains("EOF"), "{}: {detail}", path.display());
+        }
+    }
+    still_answers(&server).await;
+}
+
+/// Every member of the envelope (outside the objects it carries) with its JSON pointer.
+fn envelope_members(v: &Value, at: String, out: &mut Vec<String>) {
+    if let Value::Object(map) = v {
+        for (k, child) in map {
+            let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+            // The objects under review, and the options, are the apiserver's to shape.
+            if ["/request/object", "/request/oldObject", "/request/options"].contains(&here.as_str()) {
+                continue;
+            }
+            out.push(here.clone());
+            envelope_members(child, here, out);
+        }
+    }
+}
+
+fn same_type(a: &Value, b: &Value) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_json_type_in_any_envelope_member_is_a_400_naming_it() {
+    let server = TestServer::start().await;
+    let c = server.h2();
+    let url = server.url("/api/v0/validate");
+    let original = sample();
+    let mut members = Vec::new();
+    envelope_members(&original, String::new(), &mut members);
+    assert!(members.len() >= 20, "{members:?}");
+    let wrong = [json!(5), json!(true), json!(["x"]), json!({"x": 1}), json!("x")];
+    let mut refused = 0;
+    for member in &members {
+        let found = original.pointer(member).unwrap();
+        for value in wrong.iter().filter(|w| !same_type(w, found)) {
+            let mut review = original.clone();
+            *review.pointer_mut(member).unwrap() = value.clone();
+            let resp = post(&c, &url, review.to_string()).await;
+            let (status, detail) = refusal(resp).await;
+            assert_eq!(status, 400, "{member} = {value}");
+            let last = member.rsplit('/').next().unwrap().replace("~1", "/").replace("~0", "~");
+            assert!(detail.contains(&last), "{member} = {value}: {detail}");
+            refused += 1;
+        }
+    }
+    assert!(refused >= 80, "{refused}");
+    still_answers(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deep_nesting_is_refused_and_shallow_nesting_is_judged() {
+    let server = TestServer::start().await;
+    let c = server.h1();
+    let url = server.url("/api/v0/validate");
+    // 100 000 levels as the body: not an object, refused at the first byte. Inside the object
+    // under review: the parser's depth limit refuses it before anything recurses further.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let (status, detail) = refusal(post(&c, &url, deep.clone()).await).await;
+    assert_eq!(status, 400);
+    assert!(detail.contains("expected a JSON object"), "{detail}");
+    // Inside an object no rule concerns: never parsed, so answered.
+    let mut review = sample();
+    review["request"]["object"]["deep"] = json!("PLACEHOLDER");
+    let review = review.to_string().replacen("\"PLACEHOLDER\"", &deep, 1);
+    let resp = post(&c, &url, review).await;
+    assert_eq!(resp.status(), 200);
+    // Inside an object a family judges: parsing it meets the depth limit, and the object is
+    // refused for it (CVN-109), not passed unjudged.
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "deep", "namespace": "default"}, "spec": "PLACEHOLDER"});
+    let mut review = common::review("deep", "openchoreo.dev", "Component", component);
+    review["request"]["kind"]["version"] = json!("v1alpha1");
+    let review = review.to_string().replacen("\"PLACEHOLDER\"", &deep, 1);
+    let resp = post(&c, &url, review).await;
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["response"]["allowed"], false, "{body}");
+    let cause = &body["response"]["status"]["details"]["causes"][0];
+    assert_eq!(cause["reason"], "CVN-109", "{body}");
+    assert!(cause["message"].as_str().unwrap().contains("recursion limit"), "{body}");
+    // 100 levels inside a judged object (a CRD's schema, walked by the schema loader): judged.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..100 {
+        schema = json!({"type": "object", "properties": {"a": schema}});
+    }
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": schema}}}}]}});
+    let review = common::review("deep-crd", "apiextensions.k8s.io", "CustomResourceDefinition", crd);
+    let resp = post(&c, &url, review.to_string()).await;
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["response"]["uid"], "deep-crd");
+    still_answers(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_10_mb_body_is_refused_declared_or_streamed() {
+    let server = TestServer::start().await;
+    let url = server.url("/api/v0/validate");
+    let mut review = sample();
+    review["request"]["object"]["padding"] = json!("x".repeat(10 * 1024 * 1024));
+    let body = review.to_string();
+    assert!(body.len() > 10 * 1024 * 1024);
+    for c in [server.h1(), server.h2()] {
+        // Declared: refused on the Content-Length alone. Over HTTP/1.1 the server answers and
+        // closes while the client is still writing, so the client may see the pipe break
+        // before it reads the 413; over HTTP/2 the stream is reset and the 413 always arrives.
+        let sent = c.post(&url).header("content-type", "application/json").body(body.clone()).send().await;
+        match sent {
+            Ok(resp) => {
+                let (status, detail) = refusal(resp).await;
+                assert_eq!(status, 413);
+                assert!(detail.contains("bodyLimitBytes"), "{detail}");
+            }
+            Err(e) => assert!(e.is_request() && !e.is_timeout(), "{e}"),
+        }
+        // Streamed without a length: refused when the limit is crossed.
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+            body.as_bytes().chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+        let stream = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+        let (status, _) = refusal(post(&c, &url, stream).await).await;
+        assert_eq!(status, 413);
+    }
+    still_answers(&server).await;
+}
+
+/// A body that sends one byte every `gap`, `total` bytes in all.
+fn trickle(total: usize, gap: Duration) -> reqwest::Body {
+    let stream = futures_util::stream::unfold(0usize, move |sent| async move {
+        if sent == total {
+            return None;
+        }
+        tokio::time::sleep(gap).await;
+        Some((Ok::<_, std::io::Error>(vec![b' ']), sent + 1))
+    });
+    reqwest::Body::wrap_stream(stream)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_bodies_are_cut_off_at_the_read_timeout_while_others_are_answered() {
+    let server =
+        Arc::new(TestServer::with(Setup { read_timeout: Duration::from_secs(1), ..Setup::default() }).await);
+    let url = server.url("/api/v0/validate");
+    // Twenty slow clients over both protocols, each of which would take 20 s to finish.
+    let mut slow = Vec::new();
+    for i in 0..20 {
+        let c = if i % 2 == 0 { server.h1() } else { server.h2() };
+        let url = url.clone();
+        slow.push(tokio::spawn(async move {
+            let started = Instant::now();
+            let resp = c
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("content-length", "200")
+                .body(trickle(200, Duration::from_millis(100)))
+                .send()
+                .await;
+            (resp, started.elapsed())
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    still_answers(&server).await;
+    for task in slow {
+        let (resp, took) = task.await.unwrap();
+        assert!(took < Duration::from_secs(10), "a slow client held on for {took:?}");
+        // The server answers 408; a client still writing may see the connection end instead.
+        if let Ok(resp) = resp {
+            let (status, detail) = refusal(resp).await;
+            assert_eq!(status, 408, "{detail}");
+            assert!(detail.contains("--read-timeout"), "{detail}");
+        }
+    }
+    still_answers(&server).await;
+}
+
+/// A TLS connection to the server, handshake done, for writing raw HTTP/1.1.
+async fn raw_tls(server: &TestServer) -> tokio_rustls::client::TlsStream<TcpStream> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(server.ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(server.webhook).await.unwrap();
+    connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
+}
+
+/// Whether the server closed the connection within `within` (a read sees the end or an error).
+async fn closed_within<S: tokio::io::AsyncRead + Unpin>(stream: &mut S, within: Duration) -> bool {
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an answer (such as a 408) before the close
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_headers_are_cut_off_at_the_read_timeout() {
+    let server = TestServer::with(Setup { read_timeout: Duration::from_secs(1), ..Setup::default() }).await;
+    let mut clients = Vec::new();
+    for _ in 0..20 {
+        let mut s = raw_tls(&server).await;
+        // Half a request head, then nothing.
+        s.write_all(b"POST /api/v0/validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: appl")
+            .await
+            .unwrap();
+        s.flush().await.unwrap();
+        clients.push(s);
+    }
+    still_answers(&server).await;
+    for mut s in clients {
+        assert!(closed_within(&mut s, Duration::from_secs(10)).await, "a slow head was waited for");
+    }
+    still_answers(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_that_never_finish_the_handshake_are_dropped_and_others_served() {
+    let server =
+        TestServer::with(Setup { handshake_timeout: Duration::from_secs(1), ..Setup::default() }).await;
+    let mut stalled = Vec::new();
+    for i in 0..50 {
+        let mut tcp = TcpStream::connect(server.webhook).await.unwrap();
+        if i % 2 == 0 {
+            // The first bytes of a ClientHello record, and no more.
+            tcp.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]).await.unwrap();
+        }
+        stalled.push(tcp);
+    }
+    still_answers(&server).await;
+    for mut tcp in stalled {
+        assert!(closed_within(&mut tcp, Duration::from_secs(10)).await, "a stalled handshake was kept");
+    }
+    still_answers(&server).await;
+}
