@@ -138,7 +138,14 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         Ok(ok) => ok,
         Err(problem) => {
             state.metrics.requests.with_label_values(&[webhook.as_str(), "", "", "", "error", "false"]).inc();
-            tracing::info!(webhook = webhook.as_str(), status = problem.status, detail = %problem.detail, "review refused");
+            // The detail goes to the client only: a decoding error can quote what the body
+            // held, and the log never carries a body's contents.
+            tracing::info!(
+                webhook = webhook.as_str(),
+                status = problem.status,
+                problem = problem.title,
+                "review refused"
+            );
             return problem.into_response();
         }
     };
