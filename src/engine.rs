@@ -216,9 +216,16 @@ impl Engine {
     /// that would make it refused where it was not is dropped, with a warning.
     pub fn mutate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Mutation {
         let mut out = Mutation::default();
-        if self.exemptions.iter().any(|e| e.matches(subject)) {
+        // As in `evaluate`: an exemption with no rules lets the subject through untouched; one
+        // scoped to rules drops only those rules' edits.
+        let exemptions: Vec<&Exemption> = self.exemptions.iter().filter(|e| e.matches(subject)).collect();
+        if exemptions.iter().any(|e| e.rules.is_empty()) {
             return out;
         }
+        let exempt = |rule: &str| {
+            let meta = crate::rules::CATALOG.iter().find(|m| m.id == rule);
+            meta.is_some_and(|m| exemptions.iter().any(|e| e.rules.iter().any(|s| s.covers(m))))
+        };
         let Some(Ok(object)) = subject.object.as_ref().map(|o| o.value()) else { return out };
         let mut cx = self.context(subject, cluster);
         let mut edits = match self.families.by_kind(&subject.gvk.group, &subject.gvk.kind) {
@@ -231,6 +238,7 @@ impl Engine {
             Ok(more) => edits.extend(more),
             Err(why) => out.warnings.push(format!("covenant: not stamped: {why}")),
         }
+        edits.retain(|e| !exempt(e.rule));
         if edits.is_empty() {
             return out;
         }

@@ -305,3 +305,29 @@ fn the_release_labels_are_configurable() {
     s.gvk = Gvk::from_api_version("v1", "Service");
     assert!(engine.mutate(&s, &published).ops.is_empty());
 }
+
+#[test]
+fn an_exemption_scoped_to_one_mutation_rule_drops_only_its_edits() {
+    let scoped = Config::from_text(
+        "mutation.yaml",
+        &format!("{ENABLED}exemptions:\n  - names: [\"*\"]\n    rules: [CVN-502]\n    reason: templates stamped by hand\n"),
+        None,
+    )
+    .unwrap();
+    let whole = Config::from_text(
+        "mutation.yaml",
+        &format!("{ENABLED}exemptions:\n  - names: [\"*\"]\n    reason: not stamped at all\n"),
+        None,
+    )
+    .unwrap();
+    let doc = sample_constructs("1.2.0")
+        .into_iter()
+        .find(|d| d["spec"]["resources"].as_array().is_some_and(|r| !r.is_empty()))
+        .unwrap();
+    let all = Engine::new(&enabled()).mutate(&subject(&doc), &EmptyCluster);
+    assert_eq!(all.rules, ["CVN-501", "CVN-502"]);
+    let m = Engine::new(&scoped).mutate(&subject(&doc), &EmptyCluster);
+    assert_eq!(m.rules, ["CVN-501"], "CVN-502 exempted, CVN-501 still stamps");
+    assert!(m.ops.len() < all.ops.len());
+    assert!(Engine::new(&whole).mutate(&subject(&doc), &EmptyCluster).ops.is_empty());
+}
