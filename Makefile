@@ -26,6 +26,22 @@ bench-load: ## covenant vs a bare parse-and-allow server over TLS, side by side 
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
 	taskset -c 0 target/release/examples/loadbench --rounds 5 --seconds 3
 
+SOAK_SECONDS ?= 300
+SOAK_RATE ?= 200
+soak: ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
+	$(CARGO) build --release --bin covenant --example soak
+	target/release/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
+
+FUZZ_SECONDS ?= 120
+fuzz: ## run each cargo-fuzz target FUZZ_SECONDS (120) on a corpus seeded from the fixtures (nightly)
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	fuzz/seed.sh
+	cd fuzz && for t in review check_yaml schema_diff; do \
+	  mkdir -p corpus/$$t; \
+	  $(CARGO) +nightly fuzz run -O $$t corpus/$$t seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -max_len=262144 -print_final_stats=1 || exit 1; \
+	done
+
 docs: ## regenerate docs/rules.md from the catalogue (a test fails when it drifts)
 	$(CARGO) run -q -- rules --output md > docs/rules.md
 
@@ -35,4 +51,4 @@ certs: ## make a dev CA and serving certificate for DNS=$(DNS) in certs/out and 
 deploy-render: ## render the kustomize base
 	kubectl kustomize deploy/
 
-.PHONY: help run test lint fmt bench bench-load docs certs deploy-render
+.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs deploy-render

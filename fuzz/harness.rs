@@ -1,0 +1,82 @@
+//! What each fuzz target does with its input, shared with `tests/fuzz_regressions.rs` so that
+//! every input a fuzzer found crashing is replayed by `cargo test` for good. Each function
+//! takes arbitrary bytes and must return without panicking; what it returns is only there
+//! so a caller can see the input was taken as far as it could go.
+
+// Each fuzz target uses one of these; the regression test uses all.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use covenant::cluster::EmptyCluster;
+use covenant::engine::Engine;
+use covenant::report::{check, Source};
+use covenant::schema::openapi::{crd_schemas, load_keeping_unknown, Dialect};
+use covenant::schema::pointer::Location;
+use covenant::subject::{Object, Operation, Subject};
+
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| Engine::new(&covenant::config::Config::embedded().expect("embedded config")))
+}
+
+/// An AdmissionReview body, as the webhook takes it: decode, judge, mutate, answer.
+pub fn review(data: &[u8]) -> bool {
+    let Ok(review) = covenant::admission::decode(data) else { return false };
+    let verdict = engine().evaluate(&review.subject, &EmptyCluster);
+    let response = covenant::admission::respond(&review.uid, &verdict, &[]);
+    let _ = serde_json::to_vec(&response);
+    let mutation = engine().mutate(&review.subject, &EmptyCluster);
+    let _ = covenant::admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
+    true
+}
+
+/// A file given to `covenant check`: read, judge, and rendered in every output format.
+pub fn check_yaml(data: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else { return false };
+    let report = check(engine(), &EmptyCluster, &[Source { name: "fuzz.yaml".into(), text: text.into() }]);
+    let _ = covenant::report::render_text(&report);
+    let _ = covenant::report::render_json(&report);
+    let _ = covenant::report::render_sarif(&report);
+    let _ = covenant::report::render_junit(&report);
+    let _ = covenant::report::render_github(&report);
+    !report.entries.is_empty()
+}
+
+/// Two schema documents, old and new, split at the first NUL byte: every CRD version both
+/// hold is diffed, the whole documents are diffed as JSON Schema, and the pair is judged as
+/// an UPDATE (the crd and xrd families, the evolution rules).
+pub fn schema_diff(data: &[u8]) -> bool {
+    let Some(split) = data.iter().position(|b| *b == 0) else { return false };
+    let (Ok(old), Ok(new)) = (std::str::from_utf8(&data[..split]), std::str::from_utf8(&data[split + 1..]))
+    else {
+        return false;
+    };
+    let first = |text: &str| covenant::source::parse_stream(text).0.into_iter().next().map(|d| d.value);
+    let (Some(old), Some(new)) = (first(old), first(new)) else { return false };
+    let mut diffed = false;
+    if let (Ok(a), Ok(b)) = (crd_schemas(&old), crd_schemas(&new)) {
+        for (version, a) in &a {
+            if let Some(b) = b.get(version) {
+                for change in covenant::schema::diff::diff(a, b, "") {
+                    let _ = covenant::rules::evolution::classify(change.kind);
+                    let _ = covenant::rules::evolution::describe(&change);
+                }
+                diffed = true;
+            }
+        }
+    }
+    let at = Location::new("", "");
+    if let (Ok(a), Ok(b)) = (
+        load_keeping_unknown(&old, &at, Dialect::JsonSchema),
+        load_keeping_unknown(&new, &at, Dialect::JsonSchema),
+    ) {
+        let _ = covenant::schema::diff::diff(&a, &b, "");
+        diffed = true;
+    }
+    let mut subject = Subject::from_document(new);
+    subject.operation = Operation::Update;
+    subject.old_object = Some(Object::from_value(old));
+    let _ = engine().evaluate(&subject, &EmptyCluster);
+    diffed
+}
