@@ -163,14 +163,18 @@ fn the_binary_serves_the_audit_summary_on_the_admin_listener() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Read the admin address from what --dev prints, and keep draining the rest, so the
+    // server never writes into a closed pipe.
     let stdout = child.stdout.take().unwrap();
-    let admin = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.trim().strip_prefix("admin    http://").and_then(|r| r.split('/').next().map(str::to_string))
-        })
-        .expect("no admin address printed");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.trim().strip_prefix("admin    http://") {
+                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+            }
+        }
+    });
+    let admin = rx.recv_timeout(Duration::from_secs(30)).expect("no admin address printed");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (summary, metrics) = rt.block_on(async {
         let http = reqwest::Client::new();
