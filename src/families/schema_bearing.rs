@@ -130,6 +130,15 @@ pub struct Structural {
     pub args: Vec<(&'static str, String)>,
 }
 
+impl Structural {
+    /// The bump a structural finding implies: MAJOR (a version, identity or shape change
+    /// breaks its consumers), except a missing default composition (CVN-219), which warns
+    /// about what is not deterministic yet and breaks no one.
+    pub fn bump(&self) -> Option<Bump> {
+        (self.rule != "CVN-219").then_some(Bump::Major)
+    }
+}
+
 /// The changes of one version.
 #[derive(Clone, Debug)]
 pub struct VersionChanges {
@@ -163,7 +172,7 @@ impl Evolution {
     /// The bump all schema changes together imply (structural findings are MAJOR).
     pub fn implied(&self) -> Bump {
         let changes = self.versions.iter().flat_map(|v| v.changes.iter().map(|c| c.bump));
-        let structural = self.structural.iter().filter(|s| s.rule != "CVN-219").map(|_| Bump::Major);
+        let structural = self.structural.iter().filter_map(Structural::bump);
         Bump::implied(changes.chain(structural))
     }
 
@@ -722,12 +731,13 @@ impl LiveOutcome {
 
 fn report_structural(s: Structural, subject: &str, cx: &mut Context<'_>) {
     let mut args = Vec::with_capacity(s.args.len() + 1);
+    let bump = s.bump();
+    // CVN-219's message names the XRD alone; every other structural message its subject.
     if s.rule != "CVN-219" {
         args.push(("subject", subject.to_string()));
     } else {
         args.push(("name", subject.rsplit(' ').next().unwrap_or_default().to_string()));
     }
     args.extend(s.args);
-    let bump = (s.rule != "CVN-219").then_some(Bump::Major);
     cx.report_change(s.rule, s.pointer, args, bump, None);
 }

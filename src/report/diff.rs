@@ -29,6 +29,8 @@ pub struct Row {
 pub struct Note {
     /// The rule.
     pub rule: &'static str,
+    /// The bump it implies (`None`: a warning that breaks no one).
+    pub bump: Option<Bump>,
     /// What it says.
     pub message: String,
 }
@@ -40,7 +42,7 @@ pub struct ContractDiff {
     pub title: String,
     /// Every change, in document order.
     pub rows: Vec<Row>,
-    /// Version, identity and shape findings (each counts as MAJOR and is refused).
+    /// Version, identity and shape findings (each that implies a bump is refused).
     pub notes: Vec<Note>,
     /// The declared bump, where the document declares a version.
     pub declared: Option<Bump>,
@@ -56,7 +58,7 @@ pub struct DiffError(pub String);
 impl ContractDiff {
     /// The bump all changes imply.
     pub fn implied(&self) -> Bump {
-        let notes = self.notes.iter().filter(|n| n.rule != "CVN-219").map(|_| Bump::Major);
+        let notes = self.notes.iter().filter_map(|n| n.bump);
         Bump::implied(self.rows.iter().map(|r| r.judged.bump).chain(notes))
     }
 
@@ -72,7 +74,7 @@ impl ContractDiff {
     /// How many changes and notes the policy refuses.
     pub fn refused(&self) -> usize {
         self.rows.iter().filter(|r| r.refused).count()
-            + self.notes.iter().filter(|n| n.rule != "CVN-219").count()
+            + self.notes.iter().filter(|n| n.bump.is_some()).count()
     }
 
     /// Whether `covenant diff` exits 1.
@@ -119,7 +121,7 @@ pub fn compute(
                     args.insert(0, ("subject", e.subject(None)));
                     args.insert(0, ("name", e.name.clone()));
                     let rule = lookup(s.rule).map(|r| r.message).unwrap_or("");
-                    Note { rule: s.rule, message: crate::rules::meta::render(rule, &args) }
+                    Note { rule: s.rule, bump: s.bump(), message: crate::rules::meta::render(rule, &args) }
                 })
                 .collect();
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
