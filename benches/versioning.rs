@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
-use covenant::cluster::OfflineCluster;
+use covenant::cluster::{ClusterView, OfflineCluster};
 use covenant::config::Config;
 use covenant::engine::Engine;
 use covenant::schema::openapi::{load, Dialect};
@@ -90,6 +90,20 @@ fn pins(c: &mut Criterion) {
         b.iter_batched_ref(
             || Subject::from_document(component.clone()),
             |s| engine.evaluate(black_box(s), &cluster),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    // The same with the construct as a cluster stores it (uid and resourceVersion set): its
+    // loaded schema is cached by that version.
+    let mut stored =
+        cluster.list("openchoreo.dev", "ClusterComponentType", None, None).unwrap()[0].as_ref().clone();
+    stored["metadata"]["uid"] = json!("6f1c1e0e-0000-4000-8000-000000000001");
+    stored["metadata"]["resourceVersion"] = json!("4711");
+    let stored_cluster = OfflineCluster::from_objects([stored]);
+    g.bench_function("evaluate_component_stored", |b| {
+        b.iter_batched_ref(
+            || Subject::from_document(component.clone()),
+            |s| engine.evaluate(black_box(s), &stored_cluster),
             criterion::BatchSize::SmallInput,
         )
     });

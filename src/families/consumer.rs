@@ -13,7 +13,8 @@
 //! below the support window, and CVN-410 warns when a construct version still pinned is
 //! deleted.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -118,16 +119,50 @@ fn schema_of(construct: &Value, section: &str) -> Option<crate::schema::Schema> 
     load_keeping_unknown(raw, &Location::default(), Dialect::JsonSchema).ok()
 }
 
+/// How many loaded schemas the cache holds before it starts over.
+const SCHEMA_CACHE: usize = 1024;
+
+/// The loaded schemas of stored constructs, by (uid, resourceVersion, section). A stored
+/// object's resourceVersion changes with every write, so an entry never goes stale; an
+/// object without one (read from a file) is loaded every time. Bounded: it is emptied when
+/// full. A cache of a pure function of its key, so the engine stays pure.
+#[derive(Debug, Default)]
+struct Schemas(Mutex<HashMap<SchemaKey, Option<Arc<crate::schema::Schema>>>>);
+
+/// (uid, resourceVersion, section).
+type SchemaKey = (String, String, String);
+
+impl Schemas {
+    fn of(&self, construct: &Value, section: &str) -> Option<Arc<crate::schema::Schema>> {
+        let id = |p: &str| construct.pointer(p).and_then(Value::as_str);
+        let (Some(uid), Some(version)) = (id("/metadata/uid"), id("/metadata/resourceVersion")) else {
+            return schema_of(construct, section).map(Arc::new);
+        };
+        let key = (uid.to_string(), version.to_string(), section.to_string());
+        if let Some(hit) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return hit.clone();
+        }
+        let loaded = schema_of(construct, section).map(Arc::new);
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= SCHEMA_CACHE {
+            map.clear();
+        }
+        map.insert(key, loaded.clone());
+        loaded
+    }
+}
+
 /// The family.
 #[derive(Debug)]
 pub struct Consumer {
     kinds: Vec<String>,
+    schemas: Schemas,
 }
 
 impl Consumer {
     /// The family over these consumer kinds.
     pub fn new(kinds: Vec<String>) -> Consumer {
-        Consumer { kinds }
+        Consumer { kinds, schemas: Schemas::default() }
     }
 }
 
@@ -154,10 +189,10 @@ impl Family for Consumer {
             .or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string));
         images(doc, cx);
         for r in references(kind, doc) {
-            pin(doc, &r, &consumer, namespace.as_deref(), cx);
+            pin(doc, &r, &consumer, namespace.as_deref(), &self.schemas, cx);
         }
         if kind == "ReleaseBinding" {
-            binding(doc, &consumer, namespace.as_deref(), cx);
+            binding(doc, &consumer, namespace.as_deref(), &self.schemas, cx);
         }
     }
 }
@@ -191,7 +226,14 @@ fn images(doc: &Value, cx: &mut Context<'_>) {
 }
 
 /// Resolve one pin; judge the parameters against the resolved version.
-fn pin(doc: &Value, r: &Reference, consumer: &str, namespace: Option<&str>, cx: &mut Context<'_>) {
+fn pin(
+    doc: &Value,
+    r: &Reference,
+    consumer: &str,
+    namespace: Option<&str>,
+    schemas: &Schemas,
+    cx: &mut Context<'_>,
+) {
     let pin_pointer = format!("{}/version", r.pointer);
     let pin = match Pin::parse(&r.pin) {
         Ok(p) => p,
@@ -243,7 +285,7 @@ fn pin(doc: &Value, r: &Reference, consumer: &str, namespace: Option<&str>, cx: 
     let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
     window(r, resolved, &list, cx);
     if let Some(params_at) = &r.parameters {
-        let schema = schema_of(construct, "parameters");
+        let schema = schemas.of(construct, "parameters");
         let values = doc.pointer(params_at).filter(|v| !v.is_null());
         if let (Some(schema), Some(values)) = (schema, values) {
             let what = format!(
@@ -260,6 +302,7 @@ fn pin(doc: &Value, r: &Reference, consumer: &str, namespace: Option<&str>, cx: 
                 &what,
                 &candidates,
                 "parameters",
+                schemas,
                 cx,
             );
         }
@@ -299,6 +342,7 @@ fn judge_values(
     construct: &str,
     candidates: &[(Published, Arc<Value>)],
     section: &str,
+    schemas: &Schemas,
     cx: &mut Context<'_>,
 ) {
     let at = Location::new(pointer, field);
@@ -307,7 +351,7 @@ fn judge_values(
         if let Problem::Undeclared { key, .. } = &v.problem {
             let declared_by: Vec<String> = candidates
                 .iter()
-                .filter(|(_, o)| schema_of(o, section).is_some_and(|s| s.properties.contains_key(key)))
+                .filter(|(_, o)| schemas.of(o, section).is_some_and(|s| s.properties.contains_key(key)))
                 .filter_map(|(p, _)| p.version.as_ref().map(|v| v.to_string()))
                 .collect();
             if !declared_by.is_empty() {
@@ -328,7 +372,7 @@ fn judge_values(
 }
 
 /// A ReleaseBinding's environment configs against the schemas its release froze.
-fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, cx: &mut Context<'_>) {
+fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
     let Some(release_name) = doc.pointer("/spec/releaseName").and_then(Value::as_str) else { return };
     let budget = cx.budget;
     let Ok(releases) = cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) else { return };
@@ -355,6 +399,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, cx: &mut Contex
                 &what,
                 &[],
                 "environmentConfigs",
+                schemas,
                 cx,
             );
         }
@@ -402,6 +447,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, cx: &mut Contex
             &what,
             &candidates,
             "environmentConfigs",
+            schemas,
             cx,
         );
     }
@@ -454,5 +500,36 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
             "",
             vec![("version", format!("{object} ({version})")), ("consumers", pinned.join(", "))],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn construct(version: Option<&str>, uid: &str) -> Value {
+        let mut metadata = json!({"name": "shop-v1", "uid": uid});
+        if let Some(v) = version {
+            metadata["resourceVersion"] = json!(v);
+        }
+        json!({"metadata": metadata, "spec": {"parameters": {"openAPIV3Schema": {"type": "object",
+            "properties": {"replicas": {"type": "integer"}}}}}})
+    }
+
+    #[test]
+    fn stored_schemas_load_once_per_resource_version() {
+        let schemas = Schemas::default();
+        let first = schemas.of(&construct(Some("7"), "u1"), "parameters").unwrap();
+        let again = schemas.of(&construct(Some("7"), "u1"), "parameters").unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the same stored version is loaded once");
+        let written = schemas.of(&construct(Some("8"), "u1"), "parameters").unwrap();
+        assert!(!Arc::ptr_eq(&first, &written), "a write is a new version");
+        assert!(written.properties.contains_key("replicas"));
+        // From a file: no resourceVersion, loaded each time.
+        let a = schemas.of(&construct(None, "u1"), "parameters").unwrap();
+        let b = schemas.of(&construct(None, "u1"), "parameters").unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert!(schemas.of(&construct(Some("7"), "u1"), "environmentConfigs").is_none());
     }
 }
