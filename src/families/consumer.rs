@@ -114,35 +114,39 @@ fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value
         .collect()
 }
 
-fn schema_of(construct: &Value, section: &str) -> Option<crate::schema::Schema> {
-    let raw = construct.pointer(&format!("/spec/{section}/openAPIV3Schema"))?;
+/// The schema under `section` of a construct's spec (`parameters`, `environmentConfigs`).
+fn schema_of(spec: &Value, section: &str) -> Option<crate::schema::Schema> {
+    let raw = spec.get(section)?.get("openAPIV3Schema")?;
     load_keeping_unknown(raw, &Location::default(), Dialect::JsonSchema).ok()
 }
 
 /// How many loaded schemas the cache holds before it starts over.
 const SCHEMA_CACHE: usize = 1024;
 
-/// The loaded schemas of stored constructs, by (uid, resourceVersion, section). A stored
-/// object's resourceVersion changes with every write, so an entry never goes stale; an
-/// object without one (read from a file) is loaded every time. Bounded: it is emptied when
-/// full. A cache of a pure function of its key, so the engine stays pure.
+/// The loaded schemas of stored objects (constructs, and the constructs a release froze), by
+/// (uid, resourceVersion, where). A stored object's resourceVersion changes with every write,
+/// so an entry never goes stale; an object without one (read from a file) is loaded every
+/// time. Bounded: emptied when full. A cache of a pure function of its key, so the engine
+/// stays pure.
 #[derive(Debug, Default)]
 struct Schemas(Mutex<HashMap<SchemaKey, Option<Arc<crate::schema::Schema>>>>);
 
-/// (uid, resourceVersion, section).
+/// (uid, resourceVersion, pointer to the section).
 type SchemaKey = (String, String, String);
 
 impl Schemas {
-    fn of(&self, construct: &Value, section: &str) -> Option<Arc<crate::schema::Schema>> {
-        let id = |p: &str| construct.pointer(p).and_then(Value::as_str);
+    /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`.
+    fn of(&self, owner: &Value, spec: &str, section: &str) -> Option<Arc<crate::schema::Schema>> {
+        let load = || owner.pointer(spec).and_then(|s| schema_of(s, section)).map(Arc::new);
+        let id = |p: &str| owner.pointer(p).and_then(Value::as_str);
         let (Some(uid), Some(version)) = (id("/metadata/uid"), id("/metadata/resourceVersion")) else {
-            return schema_of(construct, section).map(Arc::new);
+            return load();
         };
-        let key = (uid.to_string(), version.to_string(), section.to_string());
+        let key = (uid.to_string(), version.to_string(), format!("{spec}/{section}"));
         if let Some(hit) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }
-        let loaded = schema_of(construct, section).map(Arc::new);
+        let loaded = load();
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if map.len() >= SCHEMA_CACHE {
             map.clear();
@@ -285,7 +289,7 @@ fn pin(
     let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
     window(r, resolved, &list, cx);
     if let Some(params_at) = &r.parameters {
-        let schema = schemas.of(construct, "parameters");
+        let schema = schemas.of(construct, "/spec", "parameters");
         let values = doc.pointer(params_at).filter(|v| !v.is_null());
         if let (Some(schema), Some(values)) = (schema, values) {
             let what = format!(
@@ -351,7 +355,9 @@ fn judge_values(
         if let Problem::Undeclared { key, .. } = &v.problem {
             let declared_by: Vec<String> = candidates
                 .iter()
-                .filter(|(_, o)| schemas.of(o, section).is_some_and(|s| s.properties.contains_key(key)))
+                .filter(|(_, o)| {
+                    schemas.of(o, "/spec", section).is_some_and(|s| s.properties.contains_key(key))
+                })
                 .filter_map(|(p, _)| p.version.as_ref().map(|v| v.to_string()))
                 .collect();
             if !declared_by.is_empty() {
@@ -383,9 +389,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
     };
     let frozen_type = release.pointer("/spec/componentType");
     if let (Some(ct), Some(values)) = (frozen_type, doc.pointer("/spec/componentTypeEnvironmentConfigs")) {
-        if let Some(schema) =
-            ct.get("spec").and_then(|s| schema_of(&serde_json::json!({"spec": s}), "environmentConfigs"))
-        {
+        if let Some(schema) = schemas.of(release, "/spec/componentType/spec", "environmentConfigs") {
             let name = ct.get("name").and_then(Value::as_str).unwrap_or("?");
             let version = ct.get("version").and_then(Value::as_str).unwrap_or("?");
             let what =
@@ -412,7 +416,8 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let frozen = release.pointer("/spec/traits").and_then(Value::as_array).cloned().unwrap_or_default();
+    let frozen =
+        release.pointer("/spec/traits").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (instance, values) in per_instance {
         let Some(p) =
             profile.iter().find(|t| t.get("instanceName").and_then(Value::as_str) == Some(instance))
@@ -420,14 +425,12 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
             continue;
         };
         let trait_name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        let Some(spec) = frozen
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(trait_name))
-            .and_then(|t| t.get("spec"))
+        let Some(at) = frozen.iter().position(|t| t.get("name").and_then(Value::as_str) == Some(trait_name))
         else {
             continue;
         };
-        let Some(schema) = schema_of(&serde_json::json!({"spec": spec}), "environmentConfigs") else {
+        let Some(schema) = schemas.of(release, &format!("/spec/traits/{at}/spec"), "environmentConfigs")
+        else {
             continue;
         };
         let version = p.get("version").and_then(Value::as_str).unwrap_or("?");
@@ -520,16 +523,16 @@ mod tests {
     #[test]
     fn stored_schemas_load_once_per_resource_version() {
         let schemas = Schemas::default();
-        let first = schemas.of(&construct(Some("7"), "u1"), "parameters").unwrap();
-        let again = schemas.of(&construct(Some("7"), "u1"), "parameters").unwrap();
+        let first = schemas.of(&construct(Some("7"), "u1"), "/spec", "parameters").unwrap();
+        let again = schemas.of(&construct(Some("7"), "u1"), "/spec", "parameters").unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the same stored version is loaded once");
-        let written = schemas.of(&construct(Some("8"), "u1"), "parameters").unwrap();
+        let written = schemas.of(&construct(Some("8"), "u1"), "/spec", "parameters").unwrap();
         assert!(!Arc::ptr_eq(&first, &written), "a write is a new version");
         assert!(written.properties.contains_key("replicas"));
         // From a file: no resourceVersion, loaded each time.
-        let a = schemas.of(&construct(None, "u1"), "parameters").unwrap();
-        let b = schemas.of(&construct(None, "u1"), "parameters").unwrap();
+        let a = schemas.of(&construct(None, "u1"), "/spec", "parameters").unwrap();
+        let b = schemas.of(&construct(None, "u1"), "/spec", "parameters").unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
-        assert!(schemas.of(&construct(Some("7"), "u1"), "environmentConfigs").is_none());
+        assert!(schemas.of(&construct(Some("7"), "u1"), "/spec", "environmentConfigs").is_none());
     }
 }
