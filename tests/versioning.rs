@@ -107,6 +107,14 @@ fn a_binding_setting_a_field_the_frozen_major_removed_is_refused_naming_it() {
     assert_eq!(pointer, "/spec/traitEnvironmentConfigs/otel/collectorEndpoint");
     assert!(message.contains("otel-instrumentation 2.0.0"), "{message}");
     assert!(message.contains("version 1.0.0 declared it"), "{message}");
+    // The component type's environment configs are held to the schema the release froze too.
+    let mut binding = binding;
+    binding["spec"]["componentTypeEnvironmentConfigs"]["nope"] = json!(1);
+    let found = judge(&binding, &published());
+    let frozen =
+        found.iter().find(|f| f.1 == "/spec/componentTypeEnvironmentConfigs/nope").expect("{found:?}");
+    assert_eq!(frozen.0, "CVN-107");
+    assert!(frozen.2.contains("frozen by chess-render-7449b895f4"), "{}", frozen.2);
 }
 
 fn ruby_v2() -> Value {
