@@ -144,10 +144,13 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish at shutdown.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub shutdown_grace: Duration,
-    /// How long a client may take to send a request's headers, and again its body (a slow
-    /// client is answered 408 or cut off, never waited for).
+    /// How long a client may take to send a request's body (a slow one is answered 408).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub read_timeout: Duration,
+    /// How long an HTTP/1.1 connection may sit idle, or take to send a request head, before
+    /// it is closed; keep it above the apiserver's 90 s idle timeout.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub idle_timeout: Duration,
     /// Worker threads [default: one per core].
     #[arg(long, env = "COVENANT_THREADS")]
     pub threads: Option<usize>,
@@ -746,6 +749,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         drain_delay: args.drain_delay,
         shutdown_grace: args.shutdown_grace,
         read_timeout: args.read_timeout,
+        idle_timeout: args.idle_timeout,
         handshake_timeout: Duration::from_secs(10),
     };
     let bound = crate::server::bind(options, state).await?;

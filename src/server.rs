@@ -70,9 +70,13 @@ pub struct Options {
     pub drain_delay: Duration,
     /// How long in-flight requests may take to finish after the listeners close.
     pub shutdown_grace: Duration,
-    /// How long a client may take to send a request's headers, and again its body: a slow
-    /// (slowloris) client is cut off, not waited for.
+    /// How long a client may take to send a request's body: a slow (slowloris) body is
+    /// answered 408, not waited for.
     pub read_timeout: Duration,
+    /// How long an HTTP/1.1 connection may sit idle or take to send a request's head before
+    /// it is closed. Longer than the apiserver's own idle timeout (90 s), so the apiserver
+    /// always closes an idle connection first and never sends into one being closed.
+    pub idle_timeout: Duration,
     /// How long a client may take to finish the TLS handshake.
     pub handshake_timeout: Duration,
 }
@@ -204,7 +208,7 @@ fn spawn_connection(
     watcher: hyper_util::server::graceful::Watcher,
 ) {
     let _ = tcp.set_nodelay(true);
-    let (handshake_timeout, read_timeout) = (options.handshake_timeout, options.read_timeout);
+    let (handshake_timeout, idle_timeout) = (options.handshake_timeout, options.idle_timeout);
     tokio::spawn(async move {
         let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
             Ok(Ok(s)) => s,
@@ -218,10 +222,10 @@ fn spawn_connection(
             }
         };
         let mut builder = auto::Builder::new(TokioExecutor::new());
-        // HTTP/1: a client gets `read_timeout` to send its headers (the body's own deadline is
-        // the handler's). HTTP/2: bounded streams and resets (the rapid-reset flood), and
-        // pings that close a connection whose peer went silent.
-        builder.http1().timer(TokioTimer::new()).header_read_timeout(read_timeout);
+        // HTTP/1: a connection gets `idle_timeout` to start and send each request head (the
+        // body's own deadline is the handler's). HTTP/2: bounded streams and resets (the
+        // rapid-reset flood), and pings that close a connection whose peer went silent.
+        builder.http1().timer(TokioTimer::new()).header_read_timeout(idle_timeout);
         builder
             .http2()
             .timer(TokioTimer::new())

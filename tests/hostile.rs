@@ -268,8 +268,8 @@ async fn closed_within<S: tokio::io::AsyncRead + Unpin>(stream: &mut S, within: 
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn slow_headers_are_cut_off_at_the_read_timeout() {
-    let server = TestServer::with(Setup { read_timeout: Duration::from_secs(1), ..Setup::default() }).await;
+async fn slow_headers_are_cut_off_at_the_idle_timeout() {
+    let server = TestServer::with(Setup { idle_timeout: Duration::from_secs(1), ..Setup::default() }).await;
     let mut clients = Vec::new();
     for _ in 0..20 {
         let mut s = raw_tls(&server).await;

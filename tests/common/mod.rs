@@ -65,8 +65,10 @@ pub struct Setup {
     pub cluster: Option<Arc<dyn covenant::cluster::ClusterView>>,
     /// Run the background audit over the cluster state (default: no audit).
     pub audit: Option<covenant::audit::Options>,
-    /// Header and body read timeout.
+    /// Body read timeout.
     pub read_timeout: Duration,
+    /// HTTP/1.1 idle and request-head timeout.
+    pub idle_timeout: Duration,
     /// TLS handshake timeout.
     pub handshake_timeout: Duration,
 }
@@ -84,6 +86,7 @@ impl Default for Setup {
             cluster: None,
             audit: None,
             read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(120),
             handshake_timeout: Duration::from_secs(10),
         }
     }
@@ -134,6 +137,7 @@ impl TestServer {
             drain_delay: setup.drain_delay,
             shutdown_grace: Duration::from_secs(10),
             read_timeout: setup.read_timeout,
+            idle_timeout: setup.idle_timeout,
             handshake_timeout: setup.handshake_timeout,
         };
         let bound = server::bind(options, state.clone()).await.unwrap();
