@@ -286,6 +286,11 @@ impl Auditor {
                             message: f.message.clone(),
                         });
                     }
+                    // The summary is capped: however many findings the cluster holds, no more
+                    // than twice the cap are kept while walking.
+                    if items.len() > 2 * result.limit.max(1) {
+                        keep_first(&mut items, result.limit);
+                    }
                 }
                 judged += page.objects.len();
                 // Pace: the next page starts no sooner than the rate allows for what was judged
@@ -302,17 +307,8 @@ impl Auditor {
                 }
             }
         }
-        items.sort_by(|a, b| {
-            (a.rule, &a.kind, &a.namespace, &a.name, &a.pointer).cmp(&(
-                b.rule,
-                &b.kind,
-                &b.namespace,
-                &b.name,
-                &b.pointer,
-            ))
-        });
-        result.truncated = items.len() > result.limit;
-        items.truncate(result.limit);
+        keep_first(&mut items, result.limit);
+        result.truncated = result.findings > items.len();
         result.items = items;
         result.started_at = humantime::format_rfc3339_seconds(started_wall).to_string();
         result.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
@@ -348,6 +344,20 @@ impl Auditor {
         );
         *self.status.last.write().unwrap_or_else(|e| e.into_inner()) = Some(run);
     }
+}
+
+/// Keep the first `limit` items in (rule, kind, namespace, name, pointer) order.
+fn keep_first(items: &mut Vec<Item>, limit: usize) {
+    items.sort_by(|a, b| {
+        (a.rule, &a.kind, &a.namespace, &a.name, &a.pointer).cmp(&(
+            b.rule,
+            &b.kind,
+            &b.namespace,
+            &b.name,
+            &b.pointer,
+        ))
+    });
+    items.truncate(limit);
 }
 
 /// Wait `d`, or less if the audit is being stopped (its sender dropped).
