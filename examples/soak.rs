@@ -277,6 +277,13 @@ fn main() {
             peak as f64 / 1024.0,
             slope
         );
+        // The resident memory at the start of every minute, to see its shape, not just its ends.
+        let per_minute: Vec<String> = rss
+            .iter()
+            .filter(|s| (s.0 as u64) % 60 == 0)
+            .map(|s| format!("{:.1}", s.1 as f64 / 1024.0))
+            .collect();
+        println!("  RSS/min    {} MiB", per_minute.join(" "));
         let mut verdict = Vec::new();
         if !failed.is_empty() {
             let mut kinds: Vec<&String> = failed.iter().collect();
