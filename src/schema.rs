@@ -93,7 +93,7 @@ pub struct Schema {
     /// is accepted when any member accepts it, and normalised by the first that does).
     pub types: Vec<Type>,
     /// Declared properties of an object.
-    pub properties: BTreeMap<String, Schema>,
+    pub properties: BTreeMap<String, Box<Schema>>,
     /// What an object accepts beyond `properties`.
     pub additional: Additional,
     /// The schema of every item of an array; none: items are unchecked.
@@ -212,7 +212,7 @@ impl Schema {
     pub fn object(properties: impl IntoIterator<Item = (&'static str, Schema)>) -> Schema {
         Schema {
             types: vec![Type::Object],
-            properties: properties.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            properties: properties.into_iter().map(|(k, v)| (k.to_string(), Box::new(v))).collect(),
             ..Schema::default()
         }
     }

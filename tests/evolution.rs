@@ -258,3 +258,56 @@ fn serde_yaml_like(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     covenant::source::parse_stream(&text).0.remove(0).value
 }
+
+/// Each distinct schema is loaded and diffed once per update and shared between the versions
+/// written with it; what each version reports must be exactly what diffing it on its own
+/// reports. The Gateway API HTTPRoute update (v1.2 → v1.3) serves v1 and v1beta1 with one
+/// schema; a copy where only v1beta1 changes, and one where only v1 does, cover the versions
+/// parting ways.
+#[test]
+fn versions_sharing_a_schema_report_what_each_would_on_its_own() {
+    use covenant::families::schema_bearing::evolve;
+    use covenant::rules::evolution::judge;
+    use covenant::schema::diff::diff;
+    use covenant::schema::openapi::{load_keeping_unknown, Dialect};
+    use covenant::schema::pointer::Location;
+
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/crd-update-400k.json"),
+    )
+    .unwrap();
+    let review: Value = serde_json::from_str(&text).unwrap();
+    let (old, new) = (&review["request"]["oldObject"], &review["request"]["object"]);
+    let schema = |doc: &Value, i: usize| {
+        let raw = &doc["spec"]["versions"][i]["schema"]["openAPIV3Schema"];
+        load_keeping_unknown(raw, &Location::default(), Dialect::OpenApi).unwrap()
+    };
+    let on_its_own = |old: &Value, new: &Value, i: usize| judge(diff(&schema(old, i), &schema(new, i), ""));
+
+    // Only v1beta1 moves to the new schema; v1 stays as it was.
+    let mut only_beta = old.clone();
+    only_beta["spec"]["versions"][1] = new["spec"]["versions"][1].clone();
+    // Only v1 moves.
+    let mut only_v1 = old.clone();
+    only_v1["spec"]["versions"][0] = new["spec"]["versions"][0].clone();
+
+    for (what, after) in [("both", new), ("v1beta1 only", &only_beta), ("v1 only", &only_v1)] {
+        let e = evolve(old, after);
+        assert!(e.unreadable.is_empty(), "{what}: {:?}", e.unreadable);
+        assert_eq!(e.versions.len(), 2, "{what}");
+        for v in &e.versions {
+            let expected = on_its_own(old, after, v.index);
+            assert_eq!(v.changes, expected, "{what}: version {}", v.version);
+        }
+        let changed: Vec<bool> = e.versions.iter().map(|v| !v.changes.is_empty()).collect();
+        let want = match what {
+            "both" => [true, true],
+            "v1beta1 only" => [false, true],
+            _ => [true, false],
+        };
+        assert_eq!(changed, want, "{what}");
+        // The two served versions part ways without conversion: said once, as CVN-216.
+        let parted = e.structural.iter().filter(|s| s.rule == "CVN-216").count();
+        assert_eq!(parted, usize::from(what != "both"), "{what}: {:?}", e.structural);
+    }
+}

@@ -17,6 +17,7 @@
 //! `evolve` is the pure computation; `covenant diff` prints it, the family reports it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -165,7 +166,7 @@ pub struct Evolution {
     pub unreadable: Vec<(String, String)>,
     /// The new document's schemas by version, as loaded for the diff (the live-object check
     /// validates against them).
-    pub schemas: BTreeMap<String, Schema>,
+    pub schemas: BTreeMap<String, Arc<Schema>>,
 }
 
 impl Evolution {
@@ -185,15 +186,31 @@ impl Evolution {
     }
 }
 
-fn load_schemas(vs: &[Version], problems: &mut Vec<(String, String)>) -> BTreeMap<String, Schema> {
+/// Schemas already loaded in one evolution, by their JSON: a CRD usually serves several
+/// versions written as the same schema, and an update leaves most versions as they were, so
+/// each distinct schema is loaded once and shared.
+type Loaded<'a> = Vec<(&'a Value, Arc<Schema>)>;
+
+fn load_schemas<'a>(
+    vs: &[Version<'a>],
+    loaded: &mut Loaded<'a>,
+    problems: &mut Vec<(String, String)>,
+) -> BTreeMap<String, Arc<Schema>> {
     let mut out = BTreeMap::new();
     for v in vs {
         let Some(raw) = v.raw else { continue };
+        if let Some((_, s)) = loaded.iter().find(|(seen, _)| *seen == raw) {
+            out.insert(v.name.clone(), s.clone());
+            continue;
+        }
         let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
         match load(raw, &at, Dialect::OpenApi) {
             Ok(s) => {
+                let s = Arc::new(s);
+                loaded.push((raw, s.clone()));
                 out.insert(v.name.clone(), s);
             }
+            // Not kept: the same schema under another version reports its own problems.
             Err(ps) => problems.extend(ps.into_iter().map(|p| (p.at.pointer.clone(), p.to_string()))),
         }
     }
@@ -224,8 +241,9 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
     let (old_versions, new_versions) = (versions(old, flavor), versions(new, flavor));
     let mut unreadable = Vec::new();
     let mut scratch = Vec::new();
-    let old_schemas = load_schemas(&old_versions, &mut scratch);
-    let new_schemas = load_schemas(&new_versions, &mut unreadable);
+    let mut loaded = Loaded::new();
+    let old_schemas = load_schemas(&old_versions, &mut loaded, &mut scratch);
+    let new_schemas = load_schemas(&new_versions, &mut loaded, &mut unreadable);
     let mut structural = Vec::new();
 
     // Identity.
@@ -330,8 +348,8 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
                 let (Some(sa), Some(sb)) = (new_schemas.get(&a.name), new_schemas.get(&b.name)) else {
                     continue;
                 };
-                // Two versions written as the same schema have one shape.
-                if a.raw == b.raw {
+                // Two versions written as the same schema (loaded once) have one shape.
+                if Arc::ptr_eq(sa, sb) {
                     continue;
                 }
                 let now = shape_differences(sa, sb);
@@ -371,12 +389,23 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
     }
 
     // Schema changes per version present before and after.
+    // A version whose schema is the same JSON before and after (loaded once) has no changes;
+    // versions that share their schemas before and after share their changes.
     let mut per_version = Vec::new();
+    let mut diffed: Vec<(&Arc<Schema>, &Arc<Schema>, Vec<Judged>)> = Vec::new();
     for nv in &new_versions {
         let (Some(os), Some(ns)) = (old_schemas.get(&nv.name), new_schemas.get(&nv.name)) else { continue };
-        // A version whose schema is the same JSON before and after has no changes.
-        let unchanged = old_versions.iter().find(|o| o.name == nv.name).is_some_and(|o| o.raw == nv.raw);
-        let changes = if unchanged { Vec::new() } else { judge(diff(os, ns, "")) };
+        let changes = if Arc::ptr_eq(os, ns) {
+            Vec::new()
+        } else if let Some((_, _, same)) =
+            diffed.iter().find(|(o, n, _)| Arc::ptr_eq(o, os) && Arc::ptr_eq(n, ns))
+        {
+            same.clone()
+        } else {
+            let changes = judge(diff(os, ns, ""));
+            diffed.push((os, ns, changes.clone()));
+            changes
+        };
         per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
     }
     Evolution { flavor, name, versions: per_version, structural, unreadable, schemas: new_schemas }
@@ -626,9 +655,11 @@ impl SchemaBearing {
                 .filter(|j| j.bump == Bump::Major && !checkable(j.change.kind))
                 .map(|j| j.message())
                 .collect();
-            let Some(mut schema) = evolution.schemas.get(&v.version).cloned() else { continue };
+            let Some(mut schema) = evolution.schemas.get(&v.version).map(|s| Schema::clone(s)) else {
+                continue;
+            };
             for key in ["apiVersion", "kind", "metadata"] {
-                schema.properties.entry(key.to_string()).or_insert_with(Schema::any);
+                schema.properties.entry(key.to_string()).or_insert_with(|| Box::new(Schema::any()));
             }
             // Without a conversion webhook the same stored objects are served at every
             // version, so every object must satisfy every tightened version's schema. With a

@@ -122,7 +122,7 @@ fn load_with(
     keep_unknown: bool,
 ) -> Result<Schema, Vec<LoadProblem>> {
     let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new(), keep_unknown };
-    let schema = loader.node(value, &At::root(at));
+    let schema = *loader.node(value, &At::root(at));
     if loader.problems.is_empty() {
         Ok(schema)
     } else {
@@ -201,20 +201,22 @@ impl Loader<'_> {
         self.root.pointer(pointer)
     }
 
-    fn node(&mut self, value: &Value, at: &At<'_>) -> Schema {
+    /// Nodes are built on the heap where their parent keeps them (`properties`, `items`, …
+    /// hold boxes): a `Schema` is some 600 bytes, not worth moving about.
+    fn node(&mut self, value: &Value, at: &At<'_>) -> Box<Schema> {
         let Some(map) = value.as_object() else {
             if let Value::Bool(b) = value {
                 // JSON Schema's boolean schemas: `true` accepts anything, `false` nothing.
                 if self.dialect == Dialect::JsonSchema {
-                    return if *b {
+                    return Box::new(if *b {
                         Schema::any()
                     } else {
                         Schema { not: Some(Box::new(Schema::any())), ..Schema::default() }
-                    };
+                    });
                 }
             }
             self.problem(at.location(), format!("expected a schema mapping, found {}", found(value)));
-            return Schema::any();
+            return Box::new(Schema::any());
         };
         if let Some(reference) = map.get("$ref") {
             return self.reference(map, reference, at);
@@ -222,25 +224,25 @@ impl Loader<'_> {
         self.keywords(map, at)
     }
 
-    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &At<'_>) -> Schema {
+    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &At<'_>) -> Box<Schema> {
         let here = at.key("$ref");
         if self.dialect == Dialect::OpenApi {
             self.problem(
                 here.location(),
                 "\"$ref\" is not allowed in a structural schema (CRD openAPIV3Schema)",
             );
-            return Schema::any();
+            return Box::new(Schema::any());
         }
         let Some(name) = reference.as_str() else {
             self.problem(here.location(), format!("expected a reference string, found {}", found(reference)));
-            return Schema::any();
+            return Box::new(Schema::any());
         };
         if self.refs.iter().any(|r| r == name) || self.refs.len() >= MAX_REF_DEPTH {
             self.problem(
                 here.location(),
                 format!("\"$ref\": \"{name}\" is recursive; covenant's model holds finite schemas only"),
             );
-            return Schema::any();
+            return Box::new(Schema::any());
         }
         let Some(target) = self.resolve(name).cloned() else {
             let hint = if name.starts_with('#') {
@@ -249,14 +251,14 @@ impl Loader<'_> {
                 "only local references (#/…) are read"
             };
             self.problem(here.location(), format!("\"$ref\": \"{name}\" cannot be resolved: {hint}"));
-            return Schema::any();
+            return Box::new(Schema::any());
         };
         let Some(target_map) = target.as_object() else {
             self.problem(
                 here.location(),
                 format!("\"$ref\": \"{name}\" names {}, not a schema", found(&target)),
             );
-            return Schema::any();
+            return Box::new(Schema::any());
         };
         // The referenced schema with the referring node's own keywords over it (a
         // `description` or `default` beside the `$ref`).
@@ -272,8 +274,8 @@ impl Loader<'_> {
         schema
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, at: &At<'_>) -> Schema {
-        let mut s = Schema::default();
+    fn keywords(&mut self, map: &Map<String, Value>, at: &At<'_>) -> Box<Schema> {
+        let mut s = Box::<Schema>::default();
         let mut open = false;
         let mut additional_declared = false;
         for (key, v) in map {
@@ -297,7 +299,7 @@ impl Loader<'_> {
                     match v {
                         Value::Bool(true) => open = true,
                         Value::Bool(false) => {}
-                        _ => s.additional = Additional::Schema(Box::new(self.node(v, &here))),
+                        _ => s.additional = Additional::Schema(self.node(v, &here)),
                     }
                 }
                 "items" => match v {
@@ -305,7 +307,7 @@ impl Loader<'_> {
                         here.location(),
                         "tuple `items` (a list of schemas) is not supported; use one schema",
                     ),
-                    _ => s.items = Some(Box::new(self.node(v, &here))),
+                    _ => s.items = Some(self.node(v, &here)),
                 },
                 "required" => match v
                     .as_array()
@@ -369,7 +371,7 @@ impl Loader<'_> {
                 "allOf" => s.all_of = self.members(v, &here),
                 "anyOf" => s.any_of = self.members(v, &here),
                 "oneOf" => s.one_of = self.members(v, &here),
-                "not" => s.not = Some(Box::new(self.node(v, &here))),
+                "not" => s.not = Some(self.node(v, &here)),
                 "x-kubernetes-preserve-unknown-fields" => open = self.boolean(v, here),
                 "x-kubernetes-int-or-string" => s.int_or_string = self.boolean(v, here),
                 "x-kubernetes-embedded-resource" => s.embedded_resource = self.boolean(v, here),
@@ -475,7 +477,7 @@ impl Loader<'_> {
     fn members(&mut self, v: &Value, here: &At<'_>) -> Vec<Schema> {
         match v.as_array() {
             Some(a) if !a.is_empty() => {
-                a.iter().enumerate().map(|(i, m)| self.node(m, &here.index(i))).collect()
+                a.iter().enumerate().map(|(i, m)| *self.node(m, &here.index(i))).collect()
             }
             _ => {
                 self.problem(

@@ -108,7 +108,7 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
                 Some(props) => {
                     for (name, s) in props {
                         let child = node(s, &here.key(name), problems);
-                        schema.properties.insert(name.clone(), child);
+                        schema.properties.insert(name.clone(), Box::new(child));
                     }
                 }
                 None => problems

@@ -580,7 +580,7 @@ mod tests {
             _ => {
                 let mut o = Schema::of(Type::Object);
                 for i in 0..=rng.next(4) {
-                    o.properties.insert(format!("p{i}"), gen_schema(rng, depth - 1));
+                    o.properties.insert(format!("p{i}"), Box::new(gen_schema(rng, depth - 1)));
                 }
                 o.required = o.properties.keys().filter(|_| rng.next(2) == 0).cloned().collect();
                 o
