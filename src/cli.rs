@@ -188,9 +188,10 @@ pub struct CheckArgs {
     /// Objects (YAML/JSON files) standing in for the cluster's state.
     #[arg(long)]
     pub context: Option<PathBuf>,
-    /// The previous versions: a directory, or a git ref whose copies of the same paths are
+    /// The previous versions: a directory, or a git ref whose files under the same paths are
     /// read (`origin/main`). Each document is judged as an update of the base document with
-    /// the same group, kind, namespace and name, so the evolution rules run.
+    /// the same group, kind, namespace and name, so the evolution rules run; a base document
+    /// the checked set lacks was deleted.
     #[arg(long, value_name = "DIR|GIT-REF")]
     pub base: Option<String>,
     /// Output format.
@@ -450,7 +451,10 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         eprintln!("covenant: --fix wrote stamps and labels into {fixed} file(s)");
     }
     let base = match &args.base {
-        Some(base) => Some(read_base(base, &sources)?),
+        Some(base) => {
+            let paths: Vec<PathBuf> = args.paths.iter().chain(&declaration_files).cloned().collect();
+            Some(read_base(base, &paths)?)
+        }
         None => None,
     };
     let mut report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
@@ -477,9 +481,10 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// The previous versions for `check --base`: a directory's documents, or each source's copy
-/// at a git ref (a file the ref does not have is new, and has no base).
-fn read_base(base: &str, sources: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
+/// The previous versions for `check --base`: a directory's documents, or every document file
+/// the git ref holds under the checked paths. Either way the base is complete: a document it
+/// holds that the checked set does not was deleted, and is judged as a DELETE.
+fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
     let path = Path::new(base);
     if path.is_dir() {
         let mut docs = Vec::new();
@@ -490,26 +495,38 @@ fn read_base(base: &str, sources: &[crate::report::Source]) -> anyhow::Result<cr
         }
         return Ok(crate::report::Base::from_sources(&docs).complete());
     }
-    let git =
-        |dir: &Path, args: &[&str]| std::process::Command::new("git").arg("-C").arg(dir).args(args).output();
-    let here = Path::new(".");
-    let verify = git(here, &["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
+    let git = |args: &[&str]| std::process::Command::new("git").args(args).output();
+    let verify = git(&["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
         .context("--base: cannot run git")?;
     if !verify.status.success() {
         bail!("--base {base}: not a directory, and not a git ref of the repository here");
     }
     let mut docs = Vec::new();
-    for source in sources.iter().filter(|s| s.name != "-") {
-        let file = Path::new(&source.name);
-        let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(here);
-        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let out = git(dir, &["show", &format!("{base}:./{name}")]).context("--base: cannot run git")?;
-        if out.status.success() {
+    for path in paths.iter().filter(|p| p.as_os_str() != "-") {
+        let shown = path.to_string_lossy();
+        // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.
+        let listed = git(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown])
+            .context("--base: cannot run git")?;
+        if !listed.status.success() {
+            bail!(
+                "--base {base}: git cannot list {shown}: {}",
+                String::from_utf8_lossy(&listed.stderr).trim()
+            );
+        }
+        let names = String::from_utf8_lossy(&listed.stdout).into_owned();
+        for name in names.split('\0').filter(|n| crate::report::is_document_file(Path::new(n))) {
+            let out = git(&["show", &format!("{base}:./{name}")]).context("--base: cannot run git")?;
+            if !out.status.success() {
+                bail!(
+                    "--base {base}: git cannot show {name}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            docs.push(crate::report::Source { name: format!("{base}:{}", source.name), text });
+            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
     }
-    Ok(crate::report::Base::from_sources(&docs))
+    Ok(crate::report::Base::from_sources(&docs).complete())
 }
 
 fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {

@@ -83,6 +83,11 @@ impl Report {
     }
 }
 
+/// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
+pub fn is_document_file(path: &Path) -> bool {
+    matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+}
+
 /// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`
 /// and `*.json` below it, sorted.
 pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -97,7 +102,7 @@ pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
             let p = entry?.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
+            } else if is_document_file(&p) {
                 out.push(p);
             }
         }
@@ -120,9 +125,9 @@ fn loader_finding(
 /// paired with the base document of the same identity — API group, kind, namespace and name
 /// (or `schema` and name for versioned documents) — and judged as an UPDATE of it.
 ///
-/// A base read from a directory is complete: a document it holds that the checked set does
-/// not is a deletion, and is judged as a DELETE (so deleting a construct version consumers
-/// still pin is reported). A base read from a git ref holds only the checked paths.
+/// A complete base (a directory, or what a git ref holds under the checked paths) makes a
+/// document it holds that the checked set does not a deletion, judged as a DELETE (so
+/// deleting a construct version consumers still pin is reported).
 #[derive(Clone, Debug, Default)]
 pub struct Base {
     docs: std::collections::HashMap<String, (String, serde_json::Value)>,

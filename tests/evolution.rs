@@ -175,6 +175,13 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// An empty git repository with an identity to commit as.
+fn init_repo(repo: &Path) {
+    git(repo, &["init", "-q"]);
+    git(repo, &["config", "user.email", "ci@example.com"]);
+    git(repo, &["config", "user.name", "ci"]);
+}
+
 #[test]
 fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
     if Process::new("git").arg("--version").output().is_err() {
@@ -182,9 +189,7 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
     }
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
-    git(repo, &["init", "-q"]);
-    git(repo, &["config", "user.email", "ci@example.com"]);
-    git(repo, &["config", "user.name", "ci"]);
+    init_repo(repo);
     std::fs::create_dir_all(repo.join("crds")).unwrap();
     std::fs::copy(rules_fixture("CVN-204", "base.yaml"), repo.join("crds/widgets.yaml")).unwrap();
     git(repo, &["add", "."]);
@@ -210,6 +215,37 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
         .stderr
         .clone();
     assert!(String::from_utf8(out).unwrap().contains("not a directory, and not a git ref"));
+}
+
+/// A document the ref holds under the checked paths and the working tree no longer does was
+/// deleted: deleting a construct version that consumers still pin is reported, as it is with
+/// a base directory.
+#[test]
+fn check_with_a_base_git_ref_judges_deleted_files_as_deletions() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    init_repo(repo);
+    std::fs::create_dir_all(repo.join("types")).unwrap();
+    std::fs::copy(rules_fixture("CVN-410", "base.yaml"), repo.join("types/ruby-service-v1.yaml")).unwrap();
+    // Not a document: listed at the ref, never read.
+    std::fs::write(repo.join("types/NOTES.md"), "notes\n").unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["branch", "-q", "main-before"]);
+    // The pull request replaces v1 with v2: the v1 file is gone.
+    std::fs::remove_file(repo.join("types/ruby-service-v1.yaml")).unwrap();
+    std::fs::copy(rules_fixture("CVN-410", "input.yaml"), repo.join("types/ruby-service-v2.yaml")).unwrap();
+    let fixture = |f: &str| rules_fixture("CVN-410", f).display().to_string();
+    let args = ["check", "types", "--base", "main-before", "--config", &fixture("covenant.yaml")];
+    let text = stdout(covenant().current_dir(repo).args(args).args(["--context", &fixture("context")]), 0);
+    assert!(text.contains("main-before:types/ruby-service-v1.yaml"), "{text}");
+    assert!(text.contains("warning[CVN-410]") && text.contains("bakery/bakery-web"), "{text}");
+    // Checking a path the ref does not hold at all: nothing there was deleted.
+    std::fs::create_dir_all(repo.join("fresh")).unwrap();
+    std::fs::copy(rules_fixture("CVN-410", "input.yaml"), repo.join("fresh/ruby-service-v2.yaml")).unwrap();
+    let args = ["check", "fresh", "--base", "main-before", "--config", &fixture("covenant.yaml")];
+    let text = stdout(covenant().current_dir(repo).args(args).args(["--context", &fixture("context")]), 0);
+    assert!(!text.contains("CVN-410"), "{text}");
 }
 
 #[tokio::test]
