@@ -348,10 +348,6 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
                 let (Some(sa), Some(sb)) = (new_schemas.get(&a.name), new_schemas.get(&b.name)) else {
                     continue;
                 };
-                // Two versions written as the same schema (loaded once) have one shape.
-                if Arc::ptr_eq(sa, sb) {
-                    continue;
-                }
                 let now = shape_differences(sa, sb);
                 if now.is_empty() {
                     continue;
@@ -389,15 +385,14 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
     }
 
     // Schema changes per version present before and after.
-    // A version whose schema is the same JSON before and after (loaded once) has no changes;
-    // versions that share their schemas before and after share their changes.
+    // Versions that share their schemas before and after (each loaded once) share their
+    // changes; a version whose schema is the same JSON before and after has one schema, and
+    // the diff of a schema against itself is empty without a look inside.
     let mut per_version = Vec::new();
     let mut diffed: Vec<(&Arc<Schema>, &Arc<Schema>, Vec<Judged>)> = Vec::new();
     for nv in &new_versions {
         let (Some(os), Some(ns)) = (old_schemas.get(&nv.name), new_schemas.get(&nv.name)) else { continue };
-        let changes = if Arc::ptr_eq(os, ns) {
-            Vec::new()
-        } else if let Some((_, _, same)) =
+        let changes = if let Some((_, _, same)) =
             diffed.iter().find(|(o, n, _)| Arc::ptr_eq(o, os) && Arc::ptr_eq(n, ns))
         {
             same.clone()

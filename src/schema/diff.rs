@@ -221,8 +221,9 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
 }
 
 fn node(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
-    // Most of a real pair is unchanged: an equal subtree has nothing to report.
-    if old == new {
+    // Most of a real pair is unchanged: an equal subtree has nothing to report. One schema
+    // diffed against itself (versions sharing a loaded schema) is not even compared.
+    if std::ptr::eq(old, new) || old == new {
         return;
     }
     types(old, new, at, out);
