@@ -501,28 +501,22 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
     if !verify.status.success() {
         bail!("--base {base}: not a directory, and not a git ref of the repository here");
     }
+    // What git printed, or an error naming what it could not do, in its own words.
+    let stdout = |args: &[&str], what: &str| -> anyhow::Result<String> {
+        let out = git(args).context("--base: cannot run git")?;
+        if !out.status.success() {
+            bail!("--base {base}: git cannot {what}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
     let mut docs = Vec::new();
     for path in paths.iter().filter(|p| p.as_os_str() != "-") {
         let shown = path.to_string_lossy();
         // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.
-        let listed = git(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown])
-            .context("--base: cannot run git")?;
-        if !listed.status.success() {
-            bail!(
-                "--base {base}: git cannot list {shown}: {}",
-                String::from_utf8_lossy(&listed.stderr).trim()
-            );
-        }
-        let names = String::from_utf8_lossy(&listed.stdout).into_owned();
+        let names =
+            stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
         for name in names.split('\0').filter(|n| crate::report::is_document_file(Path::new(n))) {
-            let out = git(&["show", &format!("{base}:./{name}")]).context("--base: cannot run git")?;
-            if !out.status.success() {
-                bail!(
-                    "--base {base}: git cannot show {name}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-            }
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let text = stdout(&["show", &format!("{base}:./{name}")], &format!("show {name}"))?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
     }
