@@ -16,7 +16,7 @@ use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
 use crate::rules::evolution::Stability;
 use crate::rules::{Action, Finding, RuleSet};
-use crate::subject::Subject;
+use crate::subject::{Operation, Subject};
 
 /// The outcome of judging one subject.
 #[derive(Debug, Default)]
@@ -205,10 +205,47 @@ impl Engine {
                 exempted = Some(e.reason.clone());
             }
         }
+        if subject.operation == Operation::Update && findings.iter().any(|f| f.action == Action::Deny) {
+            self.ratchet(subject, cluster, &mut findings);
+        }
         // A subject that produced findings concerned the engine even without a family
         // (an unidentifiable document).
         let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
         Verdict { family, findings, exempted, expired }
+    }
+
+    /// UPDATE ratcheting, as the apiserver ratchets its own CRD validation: judge what the
+    /// update changed, not what the object already carried. A denial the old object already
+    /// drew on its own (same rule, pointer and arguments: the fingerprint) becomes a warning
+    /// saying so; an object being deleted is never held back, so a finalizer can always be
+    /// removed. Only runs when something denies, so an admitted update costs nothing more.
+    fn ratchet(&self, subject: &Subject, cluster: &dyn ClusterView, findings: &mut [Finding]) {
+        let new = subject.object.as_ref().and_then(|o| o.value().ok());
+        let deleting =
+            new.and_then(|v| v.pointer("/metadata/deletionTimestamp")).is_some_and(|t| !t.is_null());
+        if deleting {
+            for f in findings.iter_mut().filter(|f| f.action == Action::Deny) {
+                f.demote("the object is being deleted (metadata.deletionTimestamp is set); deletion always completes");
+            }
+            return;
+        }
+        let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) else { return };
+        let mut before = Subject::from_document(old.clone());
+        before.gvk = subject.gvk.clone();
+        before.dry_run = subject.dry_run;
+        before.user = subject.user.clone();
+        before.groups = subject.groups.clone();
+        before.budget = subject.budget;
+        before.received_at = subject.received_at;
+        before.admitted = subject.admitted;
+        let mut carried: Vec<String> =
+            self.evaluate(&before, cluster).findings.into_iter().map(|f| f.fingerprint).collect();
+        for f in findings.iter_mut().filter(|f| f.action == Action::Deny) {
+            if let Some(i) = carried.iter().position(|c| *c == f.fingerprint) {
+                carried.swap_remove(i);
+                f.demote("pre-existing: the object already violated this before this update, which does not change it; fix it when you next edit it");
+            }
+        }
     }
 
     /// The mutating path: what the mutation rules (off by default) want written, as a

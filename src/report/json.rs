@@ -29,6 +29,7 @@ pub fn render(report: &Report) -> Value {
                 "help": f.help,
                 "bump": f.bump,
                 "fingerprint": f.fingerprint,
+                "ratcheted": f.ratcheted,
             })
         })
         .collect();

@@ -25,6 +25,9 @@ pub struct Finding {
     /// First 12 hex digits of sha256 over id, pointer and args: what baselines match on,
     /// never the message text.
     pub fingerprint: String,
+    /// Whether an UPDATE's ratchet lowered this finding from deny (the old object already
+    /// carried it, or the object is being deleted).
+    pub ratcheted: bool,
 }
 
 impl Finding {
@@ -39,12 +42,22 @@ impl Finding {
         let message = render(rule.message, &args);
         let help = (!rule.help.is_empty()).then(|| render(rule.help, &args));
         let fingerprint = fingerprint(rule.id, &pointer, &args);
-        Finding { rule, action, pointer, message, help, args, bump: None, fingerprint }
+        Finding { rule, action, pointer, message, help, args, bump: None, fingerprint, ratcheted: false }
     }
 
     /// The severity the action gives this finding.
     pub fn severity(&self) -> Severity {
         self.action.severity()
+    }
+
+    /// Lower a denial to a warning, saying why in the message (UPDATE ratcheting): the
+    /// fingerprint is kept, so a baseline still matches it.
+    pub fn demote(&mut self, why: &str) {
+        if self.action == Action::Deny {
+            self.action = Action::Warn;
+            self.message = format!("{} ({why})", self.message);
+            self.ratcheted = true;
+        }
     }
 
     /// `CVN-101 /nmae: member "nmae" …`: the one-line form used in logs and summaries.
