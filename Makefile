@@ -48,7 +48,10 @@ docs: ## regenerate docs/rules.md from the catalogue (a test fails when it drift
 certs: ## make a dev CA and serving certificate for DNS=$(DNS) in certs/out and print the caBundle
 	certs/make-certs.sh $(DNS)
 
+deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default config (a test fails when it drifts)
+	$(CARGO) run -q -- config print-default > deploy/config/covenant.yaml
+
 deploy-render: ## render the kustomize base
 	kubectl kustomize deploy/
 
-.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs deploy-render
+.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs deploy-config deploy-render

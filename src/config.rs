@@ -40,6 +40,8 @@ pub struct Config {
     pub families: BTreeSet<String>,
     /// Stability policy per family; a family not listed has its default.
     pub stability: BTreeMap<String, Stability>,
+    /// Which CRDs and XRDs have their evolution enforced; every other one is advisory.
+    pub enforcement: Enforcement,
     /// The kinds the `construct` family judges.
     pub construct_kinds: Vec<String>,
     /// The kinds the `consumer` family judges.
@@ -58,6 +60,40 @@ pub struct Config {
     pub release_labels: (String, String),
     /// The largest AdmissionReview body accepted.
     pub body_limit: usize,
+}
+
+/// Which CRDs and XRDs the platform owns: their evolution findings deny per the stability
+/// policy. Every other CRD (another project's, upgraded by its own installer) gets the same
+/// findings as warnings, so a third-party upgrade is never blocked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enforcement {
+    /// A CRD or XRD labelled `<label>: enforce` is enforced.
+    pub label: String,
+    /// CRDs and XRDs of these API groups (`spec.group`) are enforced; `*` enforces every one
+    /// (a CI check of a repository that holds only the platform's own CRDs).
+    pub groups: Vec<String>,
+}
+
+/// The label that opts a CRD or XRD in to enforced evolution (value `enforce`).
+pub const ENFORCE_LABEL: &str = "covenant.dev/evolution";
+
+impl Default for Enforcement {
+    fn default() -> Self {
+        Enforcement { label: ENFORCE_LABEL.to_string(), groups: Vec::new() }
+    }
+}
+
+impl Enforcement {
+    /// Whether a CRD or XRD (as it will be stored) is enforced.
+    pub fn enforces(&self, doc: &serde_json::Value) -> bool {
+        let labelled = doc
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(&self.label))
+            .and_then(serde_json::Value::as_str)
+            == Some("enforce");
+        let group = doc.pointer("/spec/group").and_then(serde_json::Value::as_str).unwrap_or_default();
+        labelled || self.groups.iter().any(|g| g == group || g == "*")
+    }
 }
 
 /// A config that could not be loaded.
@@ -378,6 +414,10 @@ fn resolve(
             rules: RuleSet::build(&select, &ignore, &actions),
             families,
             stability,
+            enforcement: Enforcement {
+                label: file.evolution.enforce_label.clone().unwrap_or_else(|| ENFORCE_LABEL.to_string()),
+                groups: file.evolution.enforce_groups.clone(),
+            },
             construct_kinds,
             consumer_kinds,
             registry,

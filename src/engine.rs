@@ -128,7 +128,7 @@ impl Engine {
         for (name, flavor) in [("crd", Flavor::Crd), ("xrd", Flavor::Xrd)] {
             if config.families.contains(name) {
                 let policy = config.stability.get(name).copied().unwrap_or(Stability::Always);
-                families.add(Box::new(SchemaBearing::new(flavor, policy)));
+                families.add(Box::new(SchemaBearing::new(flavor, policy, config.enforcement.clone())));
             }
         }
         if config.families.contains("construct") {

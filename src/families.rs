@@ -69,6 +69,9 @@ pub struct Context<'a> {
     pub failure_policy: crate::config::FailurePolicy,
     /// Warnings of the mutating path (what could not be stamped, and why).
     pub notes: Vec<String>,
+    /// When set, nothing reported denies: a denial is lowered to a warning whose message
+    /// starts with this text (an advisory CRD's evolution findings).
+    pub advisory: Option<String>,
     findings: Vec<Finding>,
 }
 
@@ -81,6 +84,7 @@ impl<'a> Context<'a> {
             budget: None,
             failure_policy: crate::config::FailurePolicy::Deny,
             notes: Vec::new(),
+            advisory: None,
             findings: Vec::new(),
         }
     }
@@ -126,7 +130,14 @@ impl<'a> Context<'a> {
                 action = cap;
             }
         }
+        let advisory = self.advisory.as_deref().filter(|_| action == crate::rules::Action::Deny);
+        if advisory.is_some() {
+            action = crate::rules::Action::Warn;
+        }
         let mut finding = Finding::new(rule, action, pointer, args);
+        if let Some(note) = advisory {
+            finding.message = format!("{note}: {}", finding.message);
+        }
         finding.bump = bump.map(|b| b.as_str());
         self.findings.push(finding);
     }

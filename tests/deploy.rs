@@ -208,8 +208,65 @@ fn the_deployment_and_webhooks_say_what_the_design_demands() {
 }
 
 #[test]
+fn only_opted_in_crds_and_no_deletion_go_through_a_fail_webhook() {
+    let all = manifests();
+    let doc = &all.iter().find(|(_, d)| d["kind"] == "ValidatingWebhookConfiguration").unwrap().1;
+    let v: ValidatingWebhookConfiguration = strict(doc).unwrap();
+    let hooks = v.webhooks.unwrap();
+    let covers =
+        |w: &k8s_openapi::api::admissionregistration::v1::ValidatingWebhook, resource: &str, op: &str| {
+            let group = match resource {
+                "customresourcedefinitions" => "apiextensions.k8s.io",
+                "compositeresourcedefinitions" => "apiextensions.crossplane.io",
+                _ => "openchoreo.dev",
+            };
+            w.rules.iter().flatten().any(|r| {
+                r.api_groups.iter().flatten().any(|g| g == group || g == "*")
+                    && r.resources.iter().flatten().any(|x| x == resource || x == "*")
+                    && r.operations.iter().flatten().any(|o| o == op)
+            })
+        };
+    let selector = |w: &k8s_openapi::api::admissionregistration::v1::ValidatingWebhook| {
+        let e = &w.object_selector.as_ref().unwrap().match_expressions.as_ref().unwrap()[0];
+        (e.key.clone(), e.operator.clone(), e.values.clone().unwrap_or_default())
+    };
+    let crd_hooks: Vec<_> =
+        hooks.iter().filter(|w| covers(w, "customresourcedefinitions", "UPDATE")).collect();
+    assert_eq!(crd_hooks.len(), 2, "one enforced and one advisory entry");
+    for w in &crd_hooks {
+        assert!(covers(w, "compositeresourcedefinitions", "UPDATE"), "{}", w.name);
+        let (key, op, values) = selector(w);
+        assert_eq!((key.as_str(), values), ("covenant.dev/evolution", vec!["enforce".to_string()]));
+        match w.failure_policy.as_deref() {
+            Some("Fail") => assert_eq!(op, "In", "{}", w.name),
+            Some("Ignore") => assert_eq!(op, "NotIn", "{}", w.name),
+            other => panic!("{}: failurePolicy {other:?}", w.name),
+        }
+    }
+    for w in hooks.iter().filter(|w| w.failure_policy.as_deref() == Some("Fail")) {
+        assert!(
+            !covers(w, "*", "DELETE") && !covers(w, "components", "DELETE"),
+            "{} fails closed on DELETE",
+            w.name
+        );
+    }
+    assert!(hooks.iter().any(|w| covers(w, "*", "DELETE") && w.failure_policy.as_deref() == Some("Ignore")));
+    // The label the webhook selects on is the one the shipped config enforces by.
+    let config = covenant::config::Config::load(&deploy().join("config/covenant.yaml")).unwrap();
+    assert_eq!(config.enforcement.label, "covenant.dev/evolution");
+}
+
+#[test]
 fn the_shipped_config_is_a_valid_covenant_config() {
     covenant::config::Config::load(&deploy().join("config/covenant.yaml")).unwrap();
+    // It is `covenant config print-default`, byte for byte: an operator edits from the
+    // defaults the binary really has (`make deploy-config` rewrites it).
+    let shipped = std::fs::read_to_string(deploy().join("config/covenant.yaml")).unwrap();
+    assert_eq!(
+        shipped,
+        covenant::config::DEFAULT_YAML,
+        "deploy/config/covenant.yaml drifted: run make deploy-config"
+    );
 }
 
 #[test]

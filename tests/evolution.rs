@@ -107,13 +107,24 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     std::fs::copy(rules_fixture("CVN-205", "input.yaml"), head.join("widgets.yaml")).unwrap();
     // Without a base the document is a create: nothing to diff.
     covenant().arg("check").arg(&head).assert().success();
-    let text = stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base), 1);
+    // The default advises on a CRD that is not opted in: the same finding, as a warning.
+    let text = stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base), 0);
+    assert!(
+        text.contains("warning[CVN-205]") && text.contains("advisory (CustomResourceDefinition not opted in"),
+        "{text}"
+    );
+    let enforce = common::fixtures().join("cli/enforce.yaml");
+    let enforced = || {
+        let mut c = covenant();
+        c.args(["check", "--config"]).arg(&enforce);
+        c
+    };
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
     assert!(text.contains("error[CVN-205]"), "{text}");
     assert!(text.contains("maxLength of \"spec.name\" changed from 63 to 40"), "{text}");
     // With the live objects, the failing one is named (CVN-215).
     let text = stdout(
-        covenant()
-            .arg("check")
+        enforced()
             .arg(&head)
             .arg("--base")
             .arg(&base)
@@ -127,8 +138,7 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     std::fs::create_dir_all(&ok).unwrap();
     let objects = std::fs::read_to_string(rules_fixture("CVN-215", "context/widgets.yaml")).unwrap();
     std::fs::write(ok.join("w.yaml"), objects.split("---").next().unwrap()).unwrap();
-    let text =
-        stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base).arg("--context").arg(&ok), 0);
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base).arg("--context").arg(&ok), 0);
     assert!(text.contains("warning[CVN-205]") && text.contains("warning[CVN-215]"), "{text}");
     assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
 }
@@ -141,7 +151,7 @@ fn a_lookup_that_cannot_finish_in_budget_follows_the_failure_policy() {
         let config = dir.path().join(format!("{policy}.yaml"));
         std::fs::write(
             &config,
-            format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\ncluster:\n  lookupBudget: 0s\n  failurePolicy: {policy}\n"),
+            format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  enforceGroups: [\"*\"]\ncluster:\n  lookupBudget: 0s\n  failurePolicy: {policy}\n"),
         )
         .unwrap();
         let text = stdout(
@@ -201,7 +211,14 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
         std::fs::read_to_string(rules_fixture("CVN-201", "base.yaml")).unwrap().replace("widgets", "gadgets"),
     )
     .unwrap();
-    let text = stdout(covenant().current_dir(repo).args(["check", "crds", "--base", "main-before"]), 1);
+    let enforce = common::fixtures().join("cli/enforce.yaml");
+    let text = stdout(
+        covenant()
+            .current_dir(repo)
+            .args(["check", "crds", "--base", "main-before", "--config"])
+            .arg(&enforce),
+        1,
+    );
     assert!(text.contains("crds/widgets.yaml") && text.contains("error[CVN-204]"), "{text}");
     assert!(text.contains("enum value \"large\" was removed"), "{text}");
     assert!(!text.contains("new.yaml"), "a file the ref lacks is new, with no base: {text}");
@@ -252,29 +269,39 @@ fn check_with_a_base_git_ref_judges_deleted_files_as_deletions() {
 async fn a_crd_update_review_is_judged_over_tls() {
     let server = common::TestServer::start().await;
     // A real 390 KB review: Gateway API HTTPRoute v1.2.0 → v1.3.0 as a CRD UPDATE.
-    let body = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
-    let resp = common::post(&server.h2(), &server.url("/api/v0/validate?timeout=10s"), body).await;
+    let review: Value = serde_json::from_slice(
+        &std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap(),
+    )
+    .unwrap();
+    let (old, new) = (review["request"]["oldObject"].clone(), review["request"]["object"].clone());
+    let e = covenant::families::schema_bearing::evolve(&old, &new);
+    assert_eq!(e.implied(), covenant::versioning::Bump::Major, "the fixture tightens");
+    // Another project's CRD, not opted in: admitted, every breaking change a warning.
+    let resp =
+        common::post(&server.h2(), &server.url("/api/v0/validate?timeout=10s"), review.to_string()).await;
     assert_eq!(resp.status(), 200);
     let got: Value = resp.json().await.unwrap();
+    let r = &got["response"];
+    assert_eq!(r["allowed"], true, "{r}");
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(warnings.iter().all(|w| w.as_str().unwrap().contains("advisory")), "{warnings:?}");
+    // Labelled `covenant.dev/evolution: enforce`, the same update is refused.
+    let mut enforced = review.clone();
+    enforced["request"]["object"]["metadata"]["labels"]["covenant.dev/evolution"] = "enforce".into();
+    let got: Value =
+        common::post(&server.h2(), &server.url("/api/v0/validate?timeout=10s"), enforced.to_string())
+            .await
+            .json()
+            .await
+            .unwrap();
     let r = &got["response"];
     // The offline server has no live objects, so every breaking change stands.
     let causes = r["status"]["details"]["causes"].as_array().cloned().unwrap_or_default();
     let reasons: std::collections::BTreeSet<&str> =
         causes.iter().filter_map(|c| c["reason"].as_str()).collect();
-    let (old, new): (Value, Value) = {
-        let v: Value = serde_json::from_slice(
-            &std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap(),
-        )
-        .unwrap();
-        (v["request"]["oldObject"].clone(), v["request"]["object"].clone())
-    };
-    let e = covenant::families::schema_bearing::evolve(&old, &new);
-    let expected_deny = e.implied() == covenant::versioning::Bump::Major;
-    assert_eq!(r["allowed"], !expected_deny, "{reasons:?}");
-    if expected_deny {
-        assert!(!reasons.is_empty());
-        assert!(reasons.iter().all(|r| r.starts_with("CVN-2")), "{reasons:?}");
-    }
+    assert_eq!(r["allowed"], false, "{reasons:?}");
+    assert!(!reasons.is_empty());
+    assert!(reasons.iter().all(|r| r.starts_with("CVN-2")), "{reasons:?}");
     // A CRD UPDATE that only adds is allowed.
     let old: Value = serde_yaml_like(&peer("crdify/e2e/enumvalueadded/old.yaml"));
     let new: Value = serde_yaml_like(&peer("crdify/e2e/enumvalueadded/new.yaml"));

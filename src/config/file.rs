@@ -33,6 +33,9 @@ pub struct ConfigFile {
     /// Stability policy per family (`always`, `from-ga`, `declared-bump`).
     #[serde(default)]
     pub stability: BTreeMap<String, String>,
+    /// Which CRDs and XRDs have their evolution enforced.
+    #[serde(default)]
+    pub evolution: Evolution,
     /// Extra registry files.
     #[serde(default)]
     pub registries: Vec<String>,
@@ -98,6 +101,18 @@ pub struct Exemption {
     /// RFC 3339 instant after which the exemption ends.
     #[serde(default)]
     pub expires: Option<String>,
+}
+
+/// `evolution`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evolution {
+    /// The label whose value `enforce` opts a CRD or XRD in.
+    #[serde(default)]
+    pub enforce_label: Option<String>,
+    /// API groups (`spec.group`) whose CRDs and XRDs are enforced.
+    #[serde(default)]
+    pub enforce_groups: Vec<String>,
 }
 
 /// `cluster`.

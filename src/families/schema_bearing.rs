@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use super::{Claim, Context, Family};
 use crate::cluster::Error as LookupError;
+use crate::config::Enforcement;
 use crate::rules::evolution::{is_ga, judge, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
@@ -506,12 +507,27 @@ pub fn schema_pointer(raw: &Value, data_pointer: &str) -> String {
 pub struct SchemaBearing {
     flavor: Flavor,
     stability: Stability,
+    enforcement: Enforcement,
 }
 
 impl SchemaBearing {
-    /// The family for one flavor under a stability policy.
-    pub fn new(flavor: Flavor, stability: Stability) -> SchemaBearing {
-        SchemaBearing { flavor, stability }
+    /// The family for one flavor under a stability policy, enforcing the CRDs or XRDs
+    /// `enforcement` selects and advising on the rest.
+    pub fn new(flavor: Flavor, stability: Stability, enforcement: Enforcement) -> SchemaBearing {
+        SchemaBearing { flavor, stability, enforcement }
+    }
+
+    /// Make the context advisory unless the document is enforced. An update that removes
+    /// the opt-in is still judged under it; the next one is advisory.
+    fn advise_unless_enforced(&self, new: &Value, old: Option<&Value>, cx: &mut Context<'_>) {
+        if self.enforcement.enforces(new) || old.is_some_and(|o| self.enforcement.enforces(o)) {
+            return;
+        }
+        cx.advisory = Some(format!(
+            "advisory ({} not opted in to enforcement: label {}=enforce)",
+            self.flavor.kind(),
+            self.enforcement.label
+        ));
     }
 }
 
@@ -533,6 +549,7 @@ impl Family for SchemaBearing {
         }
         let (Some(new), Some(old)) = (&subject.object, &subject.old_object) else { return };
         let (Ok(new), Ok(old)) = (new.value(), old.value()) else { return };
+        self.advise_unless_enforced(new, Some(old), cx);
         let evolution = evolve(old, new);
         self.report(&evolution, new, cx);
     }
@@ -545,6 +562,7 @@ impl SchemaBearing {
             return;
         }
         let Some(Ok(new)) = subject.object.as_ref().map(|o| o.value()) else { return };
+        self.advise_unless_enforced(new, None, cx);
         let mut out = Vec::new();
         xrd_rules(&Value::Null, new, &[], &versions(new, Flavor::Xrd), &mut out);
         let subject_text = format!("{} {}", self.flavor.kind(), text(new, "/metadata/name"));

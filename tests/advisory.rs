@@ -1,0 +1,112 @@
+//! Enforced vs advisory evolution: the default install refuses no upgrade of a CRD the
+//! platform did not opt in. Every real CRD/XRD upgrade of the crd-history corpus goes
+//! through the webhook over TLS with the default config: admitted, with warnings where it
+//! tightens. Opted in (label or group), the same upgrade is judged per the stability policy.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use covenant::families::schema_bearing::{evolve, Flavor};
+use covenant::versioning::Bump;
+use serde_json::{json, Value};
+
+fn history_root() -> PathBuf {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/crd-history");
+    if shared.join("index.yaml").is_file() {
+        shared
+    } else {
+        common::fixtures().join("crd-history")
+    }
+}
+
+fn yaml(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    covenant::source::parse_stream(&text).0.remove(0).value
+}
+
+fn update_review(uid: &str, old: &Value, new: &Value) -> Value {
+    let kind = new["kind"].as_str().unwrap();
+    let group = new["apiVersion"].as_str().unwrap().split('/').next().unwrap();
+    let mut review = common::review(uid, group, kind, new.clone());
+    review["request"]["operation"] = json!("UPDATE");
+    review["request"]["oldObject"] = old.clone();
+    review["request"]["namespace"] = Value::Null;
+    review
+}
+
+#[tokio::test]
+async fn every_real_crd_upgrade_is_admitted_by_default_with_warnings_where_it_tightens() {
+    let server = common::TestServer::start().await;
+    let client = server.h2();
+    let root = history_root();
+    let index = yaml(&root.join("index.yaml"));
+    let (mut admitted, mut tightening) = (0, 0);
+    for p in index["pairs"].as_array().unwrap() {
+        let id = p["id"].as_str().unwrap();
+        let (old_path, new_path) =
+            (root.join(p["old"]["file"].as_str().unwrap()), root.join(p["new"]["file"].as_str().unwrap()));
+        if !old_path.is_file() || !new_path.is_file() {
+            continue;
+        }
+        let (old, new) = (yaml(&old_path), yaml(&new_path));
+        if Flavor::of(&new).is_none() || Flavor::of(&old).is_none() {
+            continue; // construct parameter pairs, not CRDs
+        }
+        let body = update_review(id, &old, &new).to_string();
+        let got: Value = common::post(&client, &server.url("/api/v0/validate?timeout=10s"), body)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let r = &got["response"];
+        assert_eq!(r["allowed"], true, "{id}: {}", r["status"]["message"]);
+        admitted += 1;
+        let warnings: Vec<&str> = r["warnings"]
+            .as_array()
+            .map(|w| w.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if evolve(&old, &new).implied() == Bump::Major {
+            tightening += 1;
+            assert!(!warnings.is_empty(), "{id}: a breaking change came back without a warning");
+            assert!(warnings.iter().any(|w| w.contains("advisory")), "{id}: {warnings:?}");
+        }
+    }
+    assert!(admitted >= 40, "only {admitted} CRD pairs");
+    assert!(tightening >= 5, "only {tightening} breaking pairs: the test would prove little");
+    eprintln!("{admitted} real CRD upgrades admitted, {tightening} of them with warnings");
+}
+
+#[tokio::test]
+async fn an_opted_in_crd_is_refused_by_label_or_by_group_and_removing_the_label_is_judged_under_it() {
+    let dir = common::fixtures().join("rules/CVN-204");
+    let (old, new) = (yaml(&dir.join("base.yaml")), yaml(&dir.join("input.yaml")));
+    let group = new["spec"]["group"].as_str().unwrap().to_string();
+    // By label.
+    let server = common::TestServer::start().await;
+    let mut labelled_old = old.clone();
+    labelled_old["metadata"]["labels"] = json!({"covenant.dev/evolution": "enforce"});
+    let mut labelled_new = new.clone();
+    labelled_new["metadata"]["labels"] = json!({"covenant.dev/evolution": "enforce"});
+    let url = server.url("/api/v0/validate");
+    let ask = |old: &Value, new: &Value| {
+        let body = update_review("u", old, new).to_string();
+        let (client, url) = (server.h1(), url.clone());
+        async move { common::post(&client, &url, body).await.json::<Value>().await.unwrap() }
+    };
+    assert_eq!(ask(&old, &new).await["response"]["allowed"], true);
+    let refused = ask(&labelled_old, &labelled_new).await;
+    assert_eq!(refused["response"]["allowed"], false, "{refused}");
+    assert!(refused["response"]["status"]["message"].as_str().unwrap().contains("CVN-204"));
+    // The update that drops the label is still judged under it.
+    assert_eq!(ask(&labelled_old, &new).await["response"]["allowed"], false);
+    // By group, in config.
+    let text =
+        format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  enforceGroups: [{group}]\n");
+    let config = covenant::config::Config::from_text("c.yaml", &text, None).unwrap();
+    let server = common::TestServer::with(common::Setup { config, ..common::Setup::default() }).await;
+    let body = update_review("g", &old, &new).to_string();
+    let got: Value =
+        common::post(&server.h2(), &server.url("/api/v0/validate"), body).await.json().await.unwrap();
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+}
