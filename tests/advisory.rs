@@ -110,3 +110,32 @@ async fn an_opted_in_crd_is_refused_by_label_or_by_group_and_removing_the_label_
         common::post(&server.h2(), &server.url("/api/v0/validate"), body).await.json().await.unwrap();
     assert_eq!(got["response"]["allowed"], false, "{got}");
 }
+
+/// Direction: a status default changed (Gateway API GatewayClass v1.1.1 → v1.2.0) breaks no
+/// reader and passes even when enforced; removing a status field breaks readers and is
+/// refused, with the message saying so.
+#[tokio::test]
+async fn status_changes_are_judged_for_readers_even_when_enforced() {
+    let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  enforceGroups: [\"*\"]\n";
+    let config = covenant::config::Config::from_text("c.yaml", text, None).unwrap();
+    let server = common::TestServer::with(common::Setup { config, ..common::Setup::default() }).await;
+    let dir = common::fixtures().join("crd-history/gateway-api/gatewayclasses-standard");
+    let (old, new) = (yaml(&dir.join("v1.1.1.yaml")), yaml(&dir.join("v1.2.0.yaml")));
+    let ask = |old: &Value, new: &Value| {
+        let body = update_review("s", old, new).to_string();
+        let (client, url) = (server.h2(), server.url("/api/v0/validate"));
+        async move { common::post(&client, &url, body).await.json::<Value>().await.unwrap() }
+    };
+    let got = ask(&old, &new).await;
+    assert_eq!(got["response"]["allowed"], true, "{got}");
+    let mut removed = new.clone();
+    for v in removed["spec"]["versions"].as_array_mut().unwrap() {
+        let status = &mut v["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
+        status.as_object_mut().unwrap().remove("conditions");
+    }
+    let got = ask(&new, &removed).await;
+    let r = &got["response"];
+    assert_eq!(r["allowed"], false, "{r}");
+    let message = r["status"]["message"].as_str().unwrap();
+    assert!(message.contains("CVN-201") && message.contains("this breaks readers"), "{message}");
+}

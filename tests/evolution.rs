@@ -55,6 +55,7 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
     assert_eq!(change["rule"], "CVN-204");
     assert_eq!(change["before"], "Unmanaged");
     assert_eq!(change["version"], "v1alpha1");
+    assert_eq!(change["direction"], "written", "spec is what users write");
 
     // An additive change passes; the pull-request body shows the rows that change nothing.
     let (old, new) = (peer("crdify/e2e/enumvalueadded/old.yaml"), peer("crdify/e2e/enumvalueadded/new.yaml"));
@@ -330,7 +331,7 @@ fn serde_yaml_like(path: &Path) -> Value {
 #[test]
 fn versions_sharing_a_schema_report_what_each_would_on_its_own() {
     use covenant::families::schema_bearing::evolve;
-    use covenant::rules::evolution::judge;
+    use covenant::rules::evolution::judge_resource;
     use covenant::schema::diff::diff;
     use covenant::schema::openapi::{load_keeping_unknown, Dialect};
     use covenant::schema::pointer::Location;
@@ -345,7 +346,8 @@ fn versions_sharing_a_schema_report_what_each_would_on_its_own() {
         let raw = &doc["spec"]["versions"][i]["schema"]["openAPIV3Schema"];
         load_keeping_unknown(raw, &Location::default(), Dialect::OpenApi).unwrap()
     };
-    let on_its_own = |old: &Value, new: &Value, i: usize| judge(diff(&schema(old, i), &schema(new, i), ""));
+    let on_its_own =
+        |old: &Value, new: &Value, i: usize| judge_resource(diff(&schema(old, i), &schema(new, i), ""));
 
     // Only v1beta1 moves to the new schema; v1 stays as it was.
     let mut only_beta = old.clone();

@@ -181,7 +181,12 @@ fn judged(
     bump: Bump,
     rule: Option<&'static str>,
 ) -> Judged {
-    Judged { change: Change { pointer, kind, what: Some(what.to_string()), before, after }, bump, rule }
+    Judged {
+        change: Change { pointer, kind, what: Some(what.to_string()), before, after },
+        bump,
+        rule,
+        direction: None,
+    }
 }
 
 /// Every change between two contracts, judged. Outputs and the rendered shape are judged

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::{Claim, Context, Family};
 use crate::cluster::Error as LookupError;
 use crate::config::Enforcement;
-use crate::rules::evolution::{is_ga, judge, Judged, Stability};
+use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
@@ -398,7 +398,7 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         {
             same.clone()
         } else {
-            let changes = judge(diff(os, ns, ""));
+            let changes = judge_resource(diff(os, ns, ""));
             diffed.push((os, ns, changes.clone()));
             changes
         };

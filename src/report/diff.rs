@@ -238,6 +238,9 @@ pub fn render_json(d: &ContractDiff) -> String {
             if let Some(v) = &r.version {
                 c["version"] = json!(v);
             }
+            if let Some(d) = r.judged.direction {
+                c["direction"] = json!(d.as_str());
+            }
             c
         })
         .collect();

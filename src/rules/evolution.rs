@@ -167,6 +167,78 @@ pub fn describe(change: &Change) -> String {
     }
 }
 
+/// Which way a custom resource's data flows through the changed field, and so what a
+/// change breaks. `spec` is what users write: it breaks when it accepts less. `status` is
+/// what the resource's controller writes and clients read: it breaks readers when a field
+/// is removed or retyped, never when it is tightened or given a default (the controller
+/// that writes it ships with the schema).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Written by users (`spec`, and every other top-level field but `status`).
+    Written,
+    /// Written by the controller, read by clients (`status`).
+    Read,
+}
+
+impl Direction {
+    /// The direction of a data pointer into a custom resource.
+    pub fn of(pointer: &str) -> Direction {
+        if pointer == "/status" || pointer.starts_with("/status/") {
+            Direction::Read
+        } else {
+            Direction::Written
+        }
+    }
+
+    /// The spelling output uses.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Direction::Written => "written",
+            Direction::Read => "read",
+        }
+    }
+
+    /// What the direction means, for messages.
+    pub const fn explain(self) -> &'static str {
+        match self {
+            Direction::Written => "spec: written by users",
+            Direction::Read => "status: written by its controller, read by clients",
+        }
+    }
+}
+
+/// The bump a change to a `status` field implies for its readers: removing or retyping a
+/// field breaks them (as an output removed does); tightening, defaults and CEL rules only
+/// narrow what the controller may write, which breaks no reader; additions stay MINOR.
+pub fn classify_read(kind: ChangeKind) -> (Bump, Option<&'static str>) {
+    use ChangeKind::*;
+    match kind {
+        PropertyRemoved => (Bump::Major, Some("CVN-201")),
+        TypeChanged | TypeWidened => (Bump::Major, Some("CVN-203")),
+        Unclassified => (Bump::Major, Some("CVN-220")),
+        RequiredPropertyAdded
+        | RequiredAdded
+        | TypeNarrowed
+        | EnumValueRemoved
+        | EnumIntroduced
+        | PatternAdded
+        | PatternChanged
+        | FormatAdded
+        | FormatChanged
+        | BoundTightened
+        | UniqueItemsAdded
+        | ListTypeTightened
+        | ValidationAdded
+        | DefaultAdded
+        | DefaultRemoved
+        | DefaultChanged
+        | NullableRemoved
+        | ClosedToUnknownFields
+        | IntOrStringRemoved => (Bump::Patch, None),
+        other => classify(other),
+    }
+}
+
 /// One change with its judgement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Judged {
@@ -176,13 +248,23 @@ pub struct Judged {
     pub bump: Bump,
     /// The rule that refuses it when it breaks.
     pub rule: Option<&'static str>,
+    /// For a custom resource's schema: which way data flows through the field.
+    pub direction: Option<Direction>,
 }
 
 impl Judged {
     /// What it says, in words (built on demand: a large diff has thousands of PATCH rows
     /// nobody asks to read on the admission path).
     pub fn message(&self) -> String {
-        describe(&self.change)
+        let said = describe(&self.change);
+        match self.direction {
+            Some(Direction::Read) if self.bump == Bump::Major => {
+                format!("{said} ({}; this breaks readers)", Direction::Read.explain())
+            }
+            Some(Direction::Read) => format!("{said} ({}; no reader breaks)", Direction::Read.explain()),
+            Some(d) => format!("{said} ({})", d.explain()),
+            None => said,
+        }
     }
 }
 
@@ -192,7 +274,23 @@ pub fn judge(changes: Vec<Change>) -> Vec<Judged> {
         .into_iter()
         .map(|change| {
             let (bump, rule) = classify(change.kind);
-            Judged { change, bump, rule }
+            Judged { change, bump, rule, direction: None }
+        })
+        .collect()
+}
+
+/// Judge every change of a custom resource's schema (a CRD or XRD version), by direction:
+/// `status` changes as `classify_read` says, everything else as `classify`.
+pub fn judge_resource(changes: Vec<Change>) -> Vec<Judged> {
+    changes
+        .into_iter()
+        .map(|change| {
+            let direction = Direction::of(&change.pointer);
+            let (bump, rule) = match direction {
+                Direction::Read => classify_read(change.kind),
+                Direction::Written => classify(change.kind),
+            };
+            Judged { change, bump, rule, direction: Some(direction) }
         })
         .collect()
 }
@@ -223,6 +321,44 @@ mod tests {
             assert!(classify(kind).1.is_none(), "{kind:?}");
             assert!(classify(kind).0 < Bump::Major, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn status_breaks_readers_on_removal_and_retyping_only() {
+        use ChangeKind::*;
+        let change = |pointer: &str, kind| Change {
+            pointer: pointer.into(),
+            kind,
+            what: None,
+            before: None,
+            after: None,
+        };
+        let judged = judge_resource(vec![
+            change("/status/phase", EnumValueRemoved),
+            change("/status/conditions", DefaultAdded),
+            change("/status/ready", PropertyRemoved),
+            change("/status/count", TypeChanged),
+            change("/spec/mode", DefaultAdded),
+            change("/status/new", PropertyAdded),
+        ]);
+        let got: Vec<(Bump, Option<&str>)> = judged.iter().map(|j| (j.bump, j.rule)).collect();
+        assert_eq!(
+            got,
+            [
+                (Bump::Patch, None),
+                (Bump::Patch, None),
+                (Bump::Major, Some("CVN-201")),
+                (Bump::Major, Some("CVN-203")),
+                (Bump::Major, Some("CVN-207")),
+                (Bump::Minor, None),
+            ]
+        );
+        assert!(judged[0]
+            .message()
+            .ends_with("(status: written by its controller, read by clients; no reader breaks)"));
+        assert!(judged[2].message().ends_with("this breaks readers)"));
+        assert!(judged[4].message().ends_with("(spec: written by users)"));
+        assert_eq!(Direction::of("/statusCode"), Direction::Written);
     }
 
     #[test]
