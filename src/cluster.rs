@@ -24,6 +24,16 @@ pub enum Error {
         /// The budget it had.
         budget: Duration,
     },
+    /// The API server refused the request: covenant's ServiceAccount may not do it.
+    #[error("covenant may not {verb} {resource}: {reason}")]
+    Forbidden {
+        /// What was looked up (`widgets.example.com`).
+        resource: String,
+        /// The verb refused (`list`).
+        verb: String,
+        /// What the API server said.
+        reason: String,
+    },
     /// The state is not available (no cache, no connection).
     #[error("lookup of {resource} is unavailable: {reason}")]
     Unavailable {

@@ -4,6 +4,7 @@
 //! `validate` states what is wrong with a value, the families decide which rule that is.
 
 pub mod diff;
+pub mod evaluate;
 pub mod openapi;
 pub mod pointer;
 pub mod property;

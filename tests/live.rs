@@ -32,6 +32,8 @@ struct Fake {
     resources: Vec<(String, String, String, bool)>,
     /// Plurals whose lists never answer in time.
     slow: Vec<String>,
+    /// Plurals covenant's RBAC may not list (403 Forbidden, as the apiserver answers).
+    forbidden: Vec<String>,
 }
 
 async fn apis(State(f): State<Arc<Fake>>) -> Json<Value> {
@@ -80,6 +82,14 @@ async fn list(
     }
     if f.slow.contains(&plural) {
         tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    if f.forbidden.contains(&plural) {
+        let message = format!(
+            "{plural}.{group} is forbidden: User \"system:serviceaccount:covenant-system:covenant\" cannot list resource \"{plural}\" in API group \"{group}\" at the cluster scope"
+        );
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": "Forbidden", "details": {"group": group, "kind": plural}, "code": 403});
+        return (axum::http::StatusCode::FORBIDDEN, Json(status)).into_response();
     }
     let items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
     // Pages as the client asks for them: `limit` items from the `continue` offset.
@@ -292,4 +302,142 @@ fn the_audit_pages_through_cached_kinds_and_through_the_api_server() {
     assert_eq!(run.objects_by_kind.get("ComponentRelease"), Some(&releases));
     assert!(releases > 0);
     assert_eq!(run.objects_by_kind.get("Widget"), Some(&3));
+}
+
+/// The CVN-215 fixture CRD (widgets.example.com) before, and after `edit` tightens it.
+fn widget_crd_update(edit: impl FnOnce(&mut Value)) -> (Value, Value) {
+    let read = |f: &str| {
+        covenant::source::parse_stream(
+            &std::fs::read_to_string(common::fixtures().join("rules/CVN-215").join(f)).unwrap(),
+        )
+        .0
+        .remove(0)
+        .value
+    };
+    let old = read("base.yaml");
+    let mut new = old.clone();
+    edit(&mut new["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]);
+    (old, new)
+}
+
+/// An engine that enforces every CRD's evolution, as a platform's own CRDs are.
+fn enforcing_engine() -> Engine {
+    let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  enforceGroups: [\"*\"]\n";
+    Engine::new(&Config::from_text("c.yaml", text, None).unwrap())
+}
+
+fn judge_update(view: &dyn ClusterView, old: &Value, new: &Value) -> covenant::engine::Verdict {
+    let mut subject = Subject::from_document(new.clone());
+    subject.operation = Operation::Update;
+    subject.old_object = Some(Object::from_value(old.clone()));
+    subject.budget = Some(Duration::from_secs(5));
+    enforcing_engine().evaluate(&subject, view)
+}
+
+fn live_finding(verdict: &covenant::engine::Verdict) -> (covenant::rules::Action, String) {
+    let f = verdict.findings.iter().find(|f| f.rule.id == "CVN-215").expect("a CVN-215 finding");
+    (f.action, f.message.clone())
+}
+
+#[test]
+fn cel_rules_and_patterns_are_proved_against_every_live_object() {
+    use covenant::rules::Action;
+    let view = connect(serve(fixture_objects()));
+    wait_synced(&view);
+    // The live widgets: shop/short (name "storefront") and shop/long (a 56-character name).
+    // A CEL rule one of them fails: refused, naming it and the rule.
+    let (old, new) = widget_crd_update(|spec| {
+        spec["x-kubernetes-validations"] =
+            json!([{"rule": "size(self.name) <= 40", "message": "name at most 40"}]);
+    });
+    let v = judge_update(&view, &old, &new);
+    let (action, message) = live_finding(&v);
+    assert_eq!(action, Action::Deny, "{message}");
+    assert!(message.contains("1 of 2 live object(s)") && message.contains("shop/long"), "{message}");
+    assert!(message.contains("name at most 40"), "{message}");
+    assert!(v.denied());
+    // A CEL rule every live object satisfies: admitted, with a warning.
+    let (old, new) = widget_crd_update(|spec| {
+        spec["x-kubernetes-validations"] = json!([{"rule": "self.size in ['small', 'medium', 'large'] && (!has(self.port) || self.port > 0)"}]);
+    });
+    let v = judge_update(&view, &old, &new);
+    assert!(!v.denied(), "{:?}", v.findings.iter().map(|f| f.line()).collect::<Vec<_>>());
+    let (action, message) = live_finding(&v);
+    assert_eq!(action, Action::Warn);
+    assert!(message.contains("all 2 live object(s) satisfy"), "{message}");
+    // A pattern: RE2, evaluated on every live object.
+    let (old, new) = widget_crd_update(|spec| spec["properties"]["name"]["pattern"] = json!("^[a-z-]+$"));
+    let (action, message) = live_finding(&judge_update(&view, &old, &new));
+    assert_eq!(action, Action::Warn, "{message}");
+    let (old, new) = widget_crd_update(|spec| spec["properties"]["name"]["pattern"] = json!("^store"));
+    let (action, message) = live_finding(&judge_update(&view, &old, &new));
+    assert_eq!(action, Action::Deny);
+    assert!(message.contains("shop/long") && message.contains("^store"), "{message}");
+    // A rule the evaluator cannot run is "cannot prove", and the message names the function.
+    let (old, new) = widget_crd_update(|spec| {
+        spec["x-kubernetes-validations"] =
+            json!([{"rule": "!format.dns1123Label().validate(self.name).hasValue()"}]);
+    });
+    let (action, message) = live_finding(&judge_update(&view, &old, &new));
+    assert_eq!(action, Action::Deny);
+    assert!(message.contains("cannot prove") && message.contains("format"), "{message}");
+}
+
+#[test]
+fn zero_live_objects_satisfy_a_tightening_vacuously() {
+    use covenant::rules::Action;
+    let mut fake = fixture_objects();
+    fake.objects.remove(&("example.com".to_string(), "widgets".to_string()));
+    let view = connect(serve(fake));
+    wait_synced(&view);
+    let (old, new) = widget_crd_update(|spec| {
+        spec["x-kubernetes-validations"] = json!([{"rule": "self.name.startsWith('x')"}]);
+        spec["properties"]["name"]["maxLength"] = json!(3);
+    });
+    let v = judge_update(&view, &old, &new);
+    assert!(!v.denied(), "{:?}", v.findings.iter().map(|f| f.line()).collect::<Vec<_>>());
+    let (action, message) = live_finding(&v);
+    assert_eq!(action, Action::Warn);
+    assert!(message.contains("no live object exists") && message.contains("vacuously"), "{message}");
+}
+
+#[test]
+fn a_list_rbac_forbids_is_cvn_901_naming_what_to_grant() {
+    let mut fake = fixture_objects();
+    fake.forbidden.push("widgets".into());
+    let view = connect(serve(fake));
+    wait_synced(&view);
+    let (old, new) = widget_crd_update(|spec| spec["properties"]["name"]["maxLength"] = json!(40));
+    let v = judge_update(&view, &old, &new);
+    assert!(v.denied());
+    let f = v.findings.iter().find(|f| f.rule.id == "CVN-901").expect("CVN-901");
+    for needle in ["forbids covenant to list widgets.example.com", "grant the verb list", "deploy/rbac.yaml"]
+    {
+        assert!(f.message.contains(needle), "{needle}: {}", f.message);
+    }
+    assert!(!v.findings.iter().any(|f| f.rule.id == "CVN-215"), "nothing was listed, so nothing is claimed");
+}
+
+#[test]
+fn a_storage_move_every_live_object_satisfies_is_not_cvn_210() {
+    let view = connect(serve(fixture_objects()));
+    wait_synced(&view);
+    // v1alpha1 stays; v1 is added with a tighter schema and becomes the storage version.
+    let (old, _) = widget_crd_update(|_| {});
+    let mut new = old.clone();
+    let mut v1 = old["spec"]["versions"][0].clone();
+    v1["name"] = json!("v1");
+    v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["name"]["maxLength"] = json!(60);
+    new["spec"]["versions"][0]["storage"] = json!(false);
+    new["spec"]["versions"].as_array_mut().unwrap().push(v1.clone());
+    let v = judge_update(&view, &old, &new);
+    let rules: Vec<String> = v.findings.iter().map(|f| f.line()).collect();
+    assert!(!v.findings.iter().any(|f| f.rule.id == "CVN-210"), "{rules:?}");
+    // Tight enough that shop/long no longer fits: the move is unsafe, and said to be.
+    v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["name"]["maxLength"] = json!(20);
+    new["spec"]["versions"][1] = v1;
+    let v = judge_update(&view, &old, &new);
+    assert!(v.findings.iter().any(|f| f.rule.id == "CVN-210" && f.action == covenant::rules::Action::Deny));
+    let (_, message) = live_finding(&v);
+    assert!(message.contains("shop/long"), "{message}");
 }

@@ -249,9 +249,16 @@ async fn list_once(
     if let Some(token) = token {
         params = params.continue_token(token);
     }
-    let list = api.list(&params).await.map_err(|e| Error::Unavailable {
-        resource: format!("{}.{}", resource.kind, resource.group),
-        reason: e.to_string(),
+    let list = api.list(&params).await.map_err(|e| match e {
+        kube::Error::Api(status) if status.code == 403 => Error::Forbidden {
+            resource: format!("{}.{}", resource.plural, resource.group),
+            verb: "list".into(),
+            reason: status.message.clone(),
+        },
+        e => Error::Unavailable {
+            resource: format!("{}.{}", resource.kind, resource.group),
+            reason: e.to_string(),
+        },
     })?;
     Ok(Page {
         objects: list.items.iter().map(|o| Arc::new(to_value(o, resource))).collect(),

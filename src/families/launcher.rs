@@ -473,6 +473,7 @@ impl Launcher {
 
     fn property_finding(&self, owner: &str, hints: Option<&[Hint]>, v: Violation, cx: &mut Context<'_>) {
         let property = if v.at.path.is_empty() { "properties".to_string() } else { v.at.path.clone() };
+        let said = v.message();
         match v.problem {
             Problem::Undeclared { key, allowed, nearest } => {
                 let mut suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
@@ -520,6 +521,14 @@ impl Launcher {
                 let expected = format!("a value {keyword} accepts");
                 let found = format!("one that {accepted} of its members accept");
                 cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
+            }
+            // Only an evaluating walk reports these; the launcher's walk is not one. Should
+            // it become one, they are property-type findings like the rest.
+            Problem::Pattern { .. }
+            | Problem::Format { .. }
+            | Problem::Rule { .. }
+            | Problem::ListType { .. } => {
+                cx.report("CVN-103", v.at.pointer, type_args(property, owner, said, String::new()));
             }
         }
     }

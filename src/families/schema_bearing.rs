@@ -27,9 +27,10 @@ use crate::config::Enforcement;
 use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
+use crate::schema::evaluate::Evaluator;
 use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
 use crate::schema::pointer::Location;
-use crate::schema::validate::{validate, Required};
+use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
 use crate::subject::{Operation, Subject};
 use crate::versioning::Bump;
@@ -168,6 +169,9 @@ pub struct Evolution {
     /// The new document's schemas by version, as loaded for the diff (the live-object check
     /// validates against them).
     pub schemas: BTreeMap<String, Arc<Schema>>,
+    /// The new storage version, when the storage version moved to a schema that accepts
+    /// less than the old one (reported as CVN-210 unless every live object satisfies it).
+    pub storage_move: Option<String>,
 }
 
 impl Evolution {
@@ -310,6 +314,7 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         });
     }
     let storage = |vs: &[Version]| vs.iter().find(|v| v.storage).map(|v| v.name.clone());
+    let mut storage_move = None;
     if flavor == Flavor::Crd {
         if let (Some(a), Some(b)) = (storage(&old_versions), storage(&new_versions)) {
             if a != b && !converts(new) {
@@ -322,6 +327,7 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
                         .map(|j| j.message())
                         .collect();
                     if let Some(first) = differences.first() {
+                        storage_move = Some(b.clone());
                         let index = new_versions.iter().find(|v| v.name == b).map(|v| v.index).unwrap_or(0);
                         structural.push(Structural {
                             rule: "CVN-210",
@@ -404,7 +410,15 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         };
         per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
     }
-    Evolution { flavor, name, versions: per_version, structural, unreadable, schemas: new_schemas }
+    Evolution {
+        flavor,
+        name,
+        versions: per_version,
+        structural,
+        unreadable,
+        schemas: new_schemas,
+        storage_move,
+    }
 }
 
 fn xrd_rules(
@@ -576,10 +590,19 @@ impl SchemaBearing {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
         }
+        let live = self.live_check(evolution, new, cx);
         for s in &evolution.structural {
+            // A storage move every live object satisfies is safe: what is stored reads as
+            // the new storage version.
+            let proved = |v: &String| live.as_ref().is_some_and(|l| l.allowed(v));
+            if s.rule == "CVN-210"
+                && s.pointer.ends_with("/storage")
+                && evolution.storage_move.as_ref().is_some_and(proved)
+            {
+                continue;
+            }
             report_structural(s.clone(), &evolution.subject(None), cx);
         }
-        let live = self.live_check(evolution, new, cx);
         for v in &evolution.versions {
             let raw = new.pointer(&format!("/spec/versions/{}/schema/openAPIV3Schema", v.index));
             let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
@@ -615,60 +638,77 @@ impl SchemaBearing {
         }
     }
 
-    /// CVN-215: the live objects of every version that tightened, against its new schema.
-    /// Returns which versions every live object satisfies; `None` when no cluster state was
-    /// available (the tightening findings then stand as they are).
+    /// CVN-215: the live objects of every version that tightened, against its new schema,
+    /// evaluated as the apiserver validates them (types, bounds, enums, required keys,
+    /// closedness, RE2 patterns, formats, list types and CEL rules). Returns which versions
+    /// every live object satisfies; `None` when no cluster state was available (the
+    /// tightening findings then stand as they are).
     fn live_check(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) -> Option<LiveOutcome> {
         if self.stability != Stability::Always || !cx.runs("CVN-215") {
             return None;
         }
-        let tightened: Vec<&VersionChanges> = evolution
+        // A storage version moved to a schema that accepts less is proved the same way.
+        let storage_moved = evolution.storage_move.as_deref();
+        let mut work: Vec<(&str, usize, &[Judged])> = evolution
             .versions
             .iter()
-            .filter(|v| v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some()))
+            .filter(|v| {
+                v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some())
+                    || storage_moved == Some(v.version.as_str())
+            })
+            .map(|v| (v.version.as_str(), v.index, v.changes.as_slice()))
             .collect();
-        if tightened.is_empty() {
+        let new_versions = versions(new, self.flavor);
+        if let Some(moved) = storage_moved.filter(|m| !work.iter().any(|(v, _, _)| v == m)) {
+            if let Some(v) = new_versions.iter().find(|v| v.name == moved) {
+                work.push((moved, v.index, &[]));
+            }
+        }
+        if work.is_empty() {
             return None;
         }
         let group = text(new, "/spec/group");
         let kind = text(new, "/spec/names/kind");
+        let plural = text(new, "/spec/names/plural");
         let budget = cx.budget;
         let objects = match cx.cluster.list(&group, &kind, None, budget) {
             Ok(objects) => objects,
             // No cluster state at all (offline): the tightening findings stand as they are.
             Err(LookupError::Unavailable { .. }) => return None,
             Err(e) => {
-                // The lookup could not finish in budget: the failure policy decides, for the
-                // lookup and for the tightenings it could not clear.
+                // The lookup could not finish in budget, or was refused: the failure policy
+                // decides, for the lookup and for the tightenings it could not clear.
                 let allow = cx.failure_policy == crate::config::FailurePolicy::Allow;
                 let budget_text = budget
                     .map(|b| humantime::format_duration(b).to_string())
                     .unwrap_or_else(|| "its budget".into());
                 let policy = if allow { "allow: admitted with this warning" } else { "deny" };
+                let reason = match &e {
+                    LookupError::Forbidden { verb, reason, .. } => format!(
+                        "the API server forbids covenant to {verb} {plural}.{group} ({reason}); grant the verb {verb} on resource {plural} in API group {group} to covenant's ServiceAccount (deploy/rbac.yaml, ClusterRole covenant-reader)"
+                    ),
+                    e => e.to_string(),
+                };
                 let args = vec![
                     ("rule", "CVN-215".to_string()),
-                    ("resource", format!("{kind}.{group}")),
+                    ("resource", format!("{plural}.{group}")),
                     ("budget", budget_text),
-                    ("reason", e.to_string()),
+                    ("reason", reason),
                     ("policy", policy.to_string()),
                 ];
                 cx.report_change("CVN-901", "", args, None, allow.then_some(Action::Warn));
                 return allow.then(|| LiveOutcome {
-                    satisfied: evolution.versions.iter().map(|v| v.version.clone()).collect(),
+                    satisfied: work.iter().map(|(v, _, _)| v.to_string()).collect(),
                 });
             }
         };
         let mut outcome = LiveOutcome::default();
-        for v in tightened {
-            let subject_text = evolution.subject(Some(&v.version));
-            let pointer = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
-            let unprovable: Vec<String> = v
-                .changes
-                .iter()
-                .filter(|j| j.bump == Bump::Major && !checkable(j.change.kind))
-                .map(|j| j.message())
-                .collect();
-            let Some(mut schema) = evolution.schemas.get(&v.version).map(|s| Schema::clone(s)) else {
+        let mut ev = Evaluator::new();
+        let converted = converts(new);
+        for (version, index, changes) in work {
+            let subject_text = evolution.subject(Some(version));
+            let pointer = format!("/spec/versions/{index}/schema/openAPIV3Schema");
+            let Some(mut schema) = evolution.schemas.get(version).map(|s| Schema::clone(s)) else {
                 continue;
             };
             for key in ["apiVersion", "kind", "metadata"] {
@@ -677,7 +717,6 @@ impl SchemaBearing {
             // Without a conversion webhook the same stored objects are served at every
             // version, so every object must satisfy every tightened version's schema. With a
             // webhook, only objects listed at this version say anything about it.
-            let converted = converts(new);
             let of_version: Vec<_> = objects
                 .iter()
                 .filter(|o| {
@@ -686,22 +725,35 @@ impl SchemaBearing {
                             .and_then(Value::as_str)
                             .and_then(|a| a.rsplit_once('/'))
                             .map(|(_, v)| v)
-                            == Some(v.version.as_str())
+                            == Some(version)
                 })
                 .collect();
-            let unprovable: Vec<String> = if converted && of_version.is_empty() && !objects.is_empty() {
-                let mut u = unprovable;
-                u.push(format!(
-                    "no live object was listed at version {} (a conversion webhook serves them converted)",
-                    v.version
+            let mut unprovable: Vec<String> = changes
+                .iter()
+                .filter(|j| j.bump == Bump::Major && j.change.kind == ChangeKind::Unclassified)
+                .map(|j| j.message())
+                .collect();
+            if converted && of_version.is_empty() && !objects.is_empty() {
+                unprovable.push(format!(
+                    "no live object was listed at version {version} (a conversion webhook serves them converted)"
                 ));
-                u
-            } else {
-                unprovable
-            };
+            }
+            // What the tightening added: only these rules and patterns need proving; those
+            // the schema already had were the apiserver's to enforce.
+            let added: Vec<String> = changes
+                .iter()
+                .filter(|j| j.bump == Bump::Major)
+                .filter_map(|j| match &j.change.after {
+                    Some(Value::String(p)) => Some(format!("{p:?}")),
+                    Some(v) => v.get("rule").and_then(Value::as_str).map(|r| format!("`{r}`")),
+                    None => None,
+                })
+                .collect();
+            ev.unprovable.clear();
             let mut failing = Vec::new();
             for o in &of_version {
-                let out = validate(&schema, o, &Location::default(), Required::Everywhere);
+                let out =
+                    validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, &mut ev);
                 if let Some(first) = out.violations.first() {
                     let ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
                     let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
@@ -710,6 +762,9 @@ impl SchemaBearing {
                     failing.push(format!("{who} at {at} ({})", first.message()));
                 }
             }
+            unprovable.extend(
+                ev.unprovable.iter().filter(|why| added.iter().any(|a| why.contains(a.as_str()))).cloned(),
+            );
             let outcome_text = if !failing.is_empty() {
                 let shown: Vec<&String> = failing.iter().take(3).collect();
                 let more = if failing.len() > 3 {
@@ -725,16 +780,21 @@ impl SchemaBearing {
                 )
             } else if !unprovable.is_empty() {
                 format!(
-                    "{} live object(s) pass the checks covenant can make, but it cannot prove they satisfy: {} (covenant does not evaluate patterns, formats or CEL rules); the tightening stays refused",
+                    "{} live object(s) pass every check covenant can evaluate, but it cannot prove they satisfy: {}; the tightening stays refused",
                     of_version.len(),
                     unprovable.join("; ")
                 )
             } else {
-                outcome.satisfied.push(v.version.clone());
-                let outcome_text = format!(
-                    "all {} live object(s) satisfy the tightened schema; the tightening is allowed",
-                    of_version.len()
-                );
+                outcome.satisfied.push(version.to_string());
+                let outcome_text = if of_version.is_empty() {
+                    "no live object exists, so the tightening is satisfied vacuously; it is allowed"
+                        .to_string()
+                } else {
+                    format!(
+                        "all {} live object(s) satisfy the tightened schema; the tightening is allowed",
+                        of_version.len()
+                    )
+                };
                 let args = vec![("subject", subject_text), ("outcome", outcome_text)];
                 cx.report_change("CVN-215", pointer, args, Some(Bump::Major), Some(Action::Warn));
                 continue;
@@ -744,21 +804,6 @@ impl SchemaBearing {
         }
         Some(outcome)
     }
-}
-
-/// Whether covenant's validator can decide a change on a live object: it checks types,
-/// enums, bounds, required and closedness, not patterns, formats, CEL or unclassified changes.
-fn checkable(kind: ChangeKind) -> bool {
-    !matches!(
-        kind,
-        ChangeKind::PatternAdded
-            | ChangeKind::PatternChanged
-            | ChangeKind::FormatAdded
-            | ChangeKind::FormatChanged
-            | ChangeKind::ValidationAdded
-            | ChangeKind::ListTypeTightened
-            | ChangeKind::Unclassified
-    )
 }
 
 /// Which tightened versions every live object satisfies.

@@ -6,6 +6,7 @@
 
 use serde_json::{Number, Value};
 
+use super::evaluate::{format_ok, Evaluator, Verdict};
 use super::pointer::Location;
 use super::{Additional, Schema, Type};
 
@@ -63,6 +64,30 @@ pub enum Problem {
         /// What was there.
         found: String,
     },
+    /// A string the `pattern` (RE2) does not match.
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// What was there.
+        found: String,
+    },
+    /// A string not of the `format` the apiserver validates.
+    Format {
+        /// The format.
+        format: String,
+        /// What was there.
+        found: String,
+    },
+    /// A CEL rule (`x-kubernetes-validations`) the value fails.
+    Rule {
+        /// The rule's message, naming the rule.
+        message: String,
+    },
+    /// A list whose `x-kubernetes-list-type` (`set`, `map`) it breaks.
+    ListType {
+        /// What is duplicated.
+        detail: String,
+    },
     /// A value no `anyOf` member accepts, or not exactly one `oneOf` member.
     Branch {
         /// `anyOf` or `oneOf`.
@@ -102,6 +127,14 @@ impl Violation {
             }
             Problem::Missing { key } => format!("required key \"{key}\" is missing"),
             Problem::Bound { expected, found } => format!("expected {expected}, found {found}"),
+            Problem::Pattern { pattern, found } => {
+                format!("expected a string matching {pattern:?}, found {found}")
+            }
+            Problem::Format { format, found } => {
+                format!("expected a string of format {format:?}, found {found}")
+            }
+            Problem::Rule { message } => message.clone(),
+            Problem::ListType { detail } => detail.clone(),
             Problem::Branch { keyword: "oneOf", accepted } => {
                 format!("expected a value exactly one oneOf member accepts, {accepted} accept it")
             }
@@ -151,7 +184,24 @@ pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Require
 /// Validate `value` at `at` against `schema`, read as `options` say.
 pub fn validate_with(schema: &Schema, value: &Value, at: &Location, options: Options) -> Outcome {
     let mut violations = Vec::new();
-    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new() };
+    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new(), ev: None };
+    let normalized = walker.walk(schema, value, 0, false);
+    Outcome { normalized, violations }
+}
+
+/// Validate as the apiserver does: everything `validate` checks, plus `pattern` (RE2),
+/// `format`, `x-kubernetes-list-type` and CEL rules, through `ev` (which caches what it
+/// compiles across calls and collects what it could not evaluate in `ev.unprovable`).
+pub fn validate_evaluating(
+    schema: &Schema,
+    value: &Value,
+    at: &Location,
+    required: Required,
+    ev: &mut Evaluator,
+) -> Outcome {
+    let mut violations = Vec::new();
+    let options = Options::required(required);
+    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new(), ev: Some(ev) };
     let normalized = walker.walk(schema, value, 0, false);
     Outcome { normalized, violations }
 }
@@ -232,6 +282,7 @@ struct Walker<'o, 'v> {
     out: &'o mut Vec<Violation>,
     base: &'o Location,
     steps: Vec<Step<'v>>,
+    ev: Option<&'o mut Evaluator>,
 }
 
 impl<'o, 'v> Walker<'o, 'v> {
@@ -303,6 +354,9 @@ impl<'o, 'v> Walker<'o, 'v> {
                 self.push(in_list, problem);
             }
         }
+        if self.ev.is_some() {
+            self.evaluate(schema, read, in_list);
+        }
         for member in &schema.all_of {
             self.walk(member, value, depth, in_list);
         }
@@ -319,6 +373,7 @@ impl<'o, 'v> Walker<'o, 'v> {
                         out: &mut scratch,
                         base: self.base,
                         steps: self.steps.clone(),
+                        ev: self.ev.as_deref_mut(),
                     };
                     trial.walk(m, value, depth, in_list);
                     scratch.is_empty()
@@ -380,6 +435,76 @@ impl<'o, 'v> Walker<'o, 'v> {
         };
         children.or(replaced)
     }
+}
+
+impl Walker<'_, '_> {
+    /// What only the apiserver's own validation checks: pattern, format, list type, CEL.
+    fn evaluate(&mut self, schema: &Schema, value: &Value, in_list: bool) {
+        let Some(ev) = self.ev.as_deref_mut() else { return };
+        let mut problems = Vec::new();
+        let mut unprovable = Vec::new();
+        if let (Some(pattern), Value::String(s)) = (&schema.pattern, value) {
+            match ev.pattern(pattern, s) {
+                Ok(true) => {}
+                Ok(false) => {
+                    problems.push(Problem::Pattern { pattern: pattern.clone(), found: found(value) })
+                }
+                Err(e) => unprovable.push(format!("pattern {pattern:?} is not an RE2 expression: {e}")),
+            }
+        }
+        if let (Some(format), Value::String(s)) = (&schema.format, value) {
+            if format_ok(format, s) == Some(false) {
+                problems.push(Problem::Format { format: format.clone(), found: found(value) });
+            }
+        }
+        if let (Some(list_type), Value::Array(items)) = (schema.list_type.as_deref(), value) {
+            if let Some(detail) = list_type_violation(list_type, &schema.list_map_keys, items) {
+                problems.push(Problem::ListType { detail });
+            }
+        }
+        for rule in &schema.validations {
+            match ev.rule(rule, value) {
+                Verdict::Pass => {}
+                Verdict::Fail(message) => problems.push(Problem::Rule { message }),
+                Verdict::Unprovable(why) => unprovable.push(why),
+            }
+        }
+        for why in unprovable {
+            if !ev.unprovable.contains(&why) {
+                ev.unprovable.push(why);
+            }
+        }
+        for p in problems {
+            self.push(in_list, p);
+        }
+    }
+}
+
+/// A `set` list with a duplicate, or a `map` list with two items of one key.
+fn list_type_violation(list_type: &str, keys: &[String], items: &[Value]) -> Option<String> {
+    let key_of = |item: &Value| -> Value {
+        match list_type {
+            "map" => Value::Array(keys.iter().map(|k| item.get(k).cloned().unwrap_or(Value::Null)).collect()),
+            _ => item.clone(),
+        }
+    };
+    if !matches!(list_type, "set" | "map") {
+        return None;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for item in items {
+        let key = key_of(item).to_string();
+        if !seen.insert(key.clone()) {
+            return Some(match list_type {
+                "map" => format!(
+                    "expected items unique by {} (x-kubernetes-list-type: map), found {key} twice",
+                    keys.join(", ")
+                ),
+                _ => format!("expected unique items (x-kubernetes-list-type: set), found {key} twice"),
+            });
+        }
+    }
+    None
 }
 
 fn bound(b: &super::Bounds, value: &Value) -> Option<Problem> {
