@@ -139,3 +139,69 @@ async fn status_changes_are_judged_for_readers_even_when_enforced() {
     let message = r["status"]["message"].as_str().unwrap();
     assert!(message.contains("CVN-201") && message.contains("this breaks readers"), "{message}");
 }
+
+/// The seed's construct-versioning patch, shipped as `deploy/components/openchoreo-pins`,
+/// applied to upstream OpenChoreo's real Component CRD: the update is admitted (enforced, as
+/// the component labels it), and only the patched schema keeps a pin.
+#[tokio::test]
+async fn the_openchoreo_pins_component_patches_the_component_crd_and_is_admitted() {
+    let crd = yaml(&common::fixtures().join("openchoreo/crds/openchoreo.dev_components.yaml"));
+    let ops = yaml(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/components/openchoreo-pins/components-crd.yaml"),
+    );
+    let mut patched = crd.clone();
+    json_patch::patch(&mut patched, &serde_json::from_value::<json_patch::Patch>(ops).unwrap()).unwrap();
+    assert_eq!(patched["metadata"]["labels"]["covenant.dev/evolution"], "enforce");
+
+    let server = common::TestServer::start().await;
+    let body = update_review("pins", &crd, &patched).to_string();
+    let got: Value =
+        common::post(&server.h2(), &server.url("/api/v0/validate"), body).await.json().await.unwrap();
+    assert_eq!(got["response"]["allowed"], true, "{}", got["response"]["status"]["message"]);
+    let e = evolve(&crd, &patched);
+    assert_eq!(
+        e.implied(),
+        Bump::Minor,
+        "{:?}",
+        e.versions[0].changes.iter().map(|j| j.message()).collect::<Vec<_>>()
+    );
+    let kinds: Vec<&str> = e.versions[0].changes.iter().map(|j| j.change.kind.as_str()).collect();
+    assert!(kinds.contains(&"immutability-loosened") && kinds.contains(&"property-added"), "{kinds:?}");
+
+    // A pinned Component: the upstream schema has no place for the pin, the patched one does.
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery"},
+        "spec": {"owner": {"projectName": "bakery"},
+                 "componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "1"},
+                 "traits": [{"name": "otel-instrumentation", "instanceName": "otel", "version": "2"}]}});
+    let judged = |doc: &Value| {
+        let schema = &e.schemas["v1alpha1"];
+        let raw = doc["spec"].clone();
+        covenant::schema::validate::validate(
+            &schema.properties["spec"],
+            &raw,
+            &covenant::schema::pointer::Location::new("/spec", "spec"),
+            covenant::schema::validate::Required::Everywhere,
+        )
+        .violations
+        .iter()
+        .map(|v| format!("{} {}", v.at.pointer, v.message()))
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(judged(&component), Vec::<String>::new());
+    let upstream = evolve(&crd, &crd);
+    let schema = &upstream.schemas["v1alpha1"];
+    let out = covenant::schema::validate::validate(
+        &schema.properties["spec"],
+        &component["spec"],
+        &covenant::schema::pointer::Location::new("/spec", "spec"),
+        covenant::schema::validate::Required::Everywhere,
+    );
+    let undeclared: Vec<&str> = out.violations.iter().map(|v| v.at.pointer.as_str()).collect();
+    assert!(undeclared.contains(&"/spec/componentType/version"), "{undeclared:?}");
+    // Moving the pin keeps kind and name: the loosened rule passes where `self == oldSelf` fails.
+    let mut ev = covenant::schema::evaluate::Evaluator::new();
+    let rule = &e.schemas["v1alpha1"].properties["spec"].properties["componentType"].validations[0];
+    assert_eq!(rule.rule, "self.kind == oldSelf.kind && self.name == oldSelf.name");
+    assert_eq!(ev.rule(rule, &component["spec"]["componentType"]), covenant::schema::evaluate::Verdict::Pass);
+}

@@ -78,7 +78,8 @@ pub fn classify(kind: ChangeKind) -> (Bump, Option<&'static str>) {
         | OpenedToUnknownFields
         | IntOrStringAdded
         | ListTypeLoosened
-        | ValidationRemoved => (Bump::Minor, None),
+        | ValidationRemoved
+        | ImmutabilityLoosened => (Bump::Minor, None),
         ValidationMessageChanged | DescriptionChanged | TitleChanged | ExampleChanged | AnnotationChanged => {
             (Bump::Patch, None)
         }
@@ -157,6 +158,11 @@ pub fn describe(change: &Change) -> String {
         IntOrStringRemoved => format!("\"{field}\" is no longer int-or-string"),
         ValidationAdded => format!("CEL rule {} was added on \"{field}\"", rule_text(&change.after)),
         ValidationRemoved => format!("CEL rule {} was removed from \"{field}\"", rule_text(&change.before)),
+        ImmutabilityLoosened => format!(
+            "immutability rule {} of \"{field}\" was loosened to {}",
+            rule_text(&change.before),
+            rule_text(&change.after)
+        ),
         ValidationMessageChanged => {
             format!("the message of CEL rule {} on \"{field}\" changed", rule_text(&change.after))
         }

@@ -94,6 +94,10 @@ pub enum ChangeKind {
     ValidationAdded,
     /// A CEL rule removed.
     ValidationRemoved,
+    /// An immutability rule (`self == oldSelf`, or `self.a == oldSelf.a && …`) replaced by
+    /// one that holds fewer paths immutable: every update the old rule allowed, the new one
+    /// allows too.
+    ImmutabilityLoosened,
     /// A CEL rule kept but its message, messageExpression, reason or fieldPath changed.
     ValidationMessageChanged,
     /// The description changed.
@@ -148,6 +152,7 @@ impl ChangeKind {
             ListTypeLoosened => "list-type-loosened",
             ValidationAdded => "validation-added",
             ValidationRemoved => "validation-removed",
+            ImmutabilityLoosened => "immutability-loosened",
             ValidationMessageChanged => "validation-message-changed",
             DescriptionChanged => "description-changed",
             TitleChanged => "title-changed",
@@ -546,12 +551,35 @@ fn rule_value(r: &CelRule) -> Value {
 
 /// CEL rules are matched by their rule text: a rule only in the new schema is added, only in
 /// the old one removed; a kept rule whose message or messageExpression (or reason, fieldPath,
-/// optionalOldSelf) changed is a message change.
+/// optionalOldSelf) changed is a message change. An immutability rule replaced by one that
+/// holds a subset of its paths immutable is one loosening, not a removal and an addition.
 fn validations(old: &[CelRule], new: &[CelRule], at: &str, out: &mut Vec<Change>) {
     let what = Some("x-kubernetes-validations");
+    let mut consumed: Vec<&str> = Vec::new();
     for r in new {
         match old.iter().find(|o| o.rule == r.rule) {
-            None => push(out, at, ChangeKind::ValidationAdded, what, None, Some(rule_value(r))),
+            None => {
+                let loosened = immutable_paths(&r.rule).and_then(|kept| {
+                    old.iter().filter(|o| !new.iter().any(|n| n.rule == o.rule)).find(|o| {
+                        !consumed.contains(&o.rule.as_str())
+                            && immutable_paths(&o.rule).is_some_and(|held| covered(&kept, &held))
+                    })
+                });
+                match loosened {
+                    Some(o) => {
+                        consumed.push(&o.rule);
+                        push(
+                            out,
+                            at,
+                            ChangeKind::ImmutabilityLoosened,
+                            what,
+                            Some(rule_value(o)),
+                            Some(rule_value(r)),
+                        )
+                    }
+                    None => push(out, at, ChangeKind::ValidationAdded, what, None, Some(rule_value(r))),
+                }
+            }
             Some(o) if o != r => push(
                 out,
                 at,
@@ -563,9 +591,40 @@ fn validations(old: &[CelRule], new: &[CelRule], at: &str, out: &mut Vec<Change>
             Some(_) => {}
         }
     }
-    for o in old.iter().filter(|o| !new.iter().any(|r| r.rule == o.rule)) {
+    for o in
+        old.iter().filter(|o| !new.iter().any(|r| r.rule == o.rule) && !consumed.contains(&o.rule.as_str()))
+    {
         push(out, at, ChangeKind::ValidationRemoved, what, Some(rule_value(o)), None);
     }
+}
+
+/// The paths a transition rule holds immutable, when it is nothing but equalities
+/// `self.P == oldSelf.P` joined by `&&` (`self == oldSelf` holds the empty path: everything).
+pub fn immutable_paths(rule: &str) -> Option<Vec<String>> {
+    let path = |side: &str, root: &str| -> Option<String> {
+        let rest = side.trim().strip_prefix(root)?;
+        let ok = rest
+            .split('.')
+            .skip(1)
+            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        (ok && (rest.is_empty() || rest.starts_with('.'))).then(|| rest.to_string())
+    };
+    let mut paths = Vec::new();
+    for term in rule.split("&&") {
+        let term = term.trim().trim_start_matches('(').trim_end_matches(')');
+        let (left, right) = term.split_once("==")?;
+        let (a, b) = (path(left, "self")?, path(right, "oldSelf")?);
+        if a != b {
+            return None;
+        }
+        paths.push(a);
+    }
+    Some(paths)
+}
+
+/// Whether every path of `kept` lies at or below a path of `held`.
+fn covered(kept: &[String], held: &[String]) -> bool {
+    kept.iter().all(|k| held.iter().any(|h| k == h || h.is_empty() || k.starts_with(&format!("{h}."))))
 }
 
 fn extensions(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
@@ -809,6 +868,33 @@ mod tests {
                 ChangeKind::ValidationAdded,
                 ChangeKind::ValidationRemoved
             ]
+        );
+    }
+
+    #[test]
+    fn immutability_narrowed_to_fewer_paths_is_a_loosening_and_widened_is_not() {
+        let r = |rule: &str, msg: &str| json!({"rule": rule, "message": msg});
+        assert_eq!(immutable_paths("self == oldSelf"), Some(vec![String::new()]));
+        assert_eq!(
+            immutable_paths("self.kind == oldSelf.kind && self.name == oldSelf.name"),
+            Some(vec![".kind".to_string(), ".name".to_string()])
+        );
+        assert_eq!(immutable_paths("self.kind == oldSelf.name"), None);
+        assert_eq!(immutable_paths("self.x > 3"), None);
+        assert_eq!(immutable_paths("self.a == oldSelf.a || true"), None);
+        let seed = kinds(
+            json!({"type": "object", "x-kubernetes-validations": [r("self == oldSelf", "immutable")]}),
+            json!({"type": "object", "x-kubernetes-validations": [r("self.kind == oldSelf.kind && self.name == oldSelf.name", "kind and name immutable")]}),
+        );
+        assert_eq!(seed.iter().map(|(_, k)| *k).collect::<Vec<_>>(), [ChangeKind::ImmutabilityLoosened]);
+        // The other way round holds more immutable: a new rule.
+        let widened = kinds(
+            json!({"type": "object", "x-kubernetes-validations": [r("self.name == oldSelf.name", "m")]}),
+            json!({"type": "object", "x-kubernetes-validations": [r("self == oldSelf", "m")]}),
+        );
+        assert_eq!(
+            widened.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+            [ChangeKind::ValidationAdded, ChangeKind::ValidationRemoved]
         );
     }
 }
