@@ -195,6 +195,8 @@ impl FamilyTable {
 /// Severity is derived, never declared: the declared version move from `from` to `to` must
 /// cover the bump the judged `changes` imply (CVN-212) and should not exceed it (CVN-213).
 /// A version that did not move while the contract changed beyond PATCH is CVN-212 too.
+/// `pointer` is where the version is declared (CVN-212/213 point there); `locate` maps a
+/// change to where in the document it was made (each uncovered breaking change points there).
 pub fn declared_bump(
     cx: &mut Context<'_>,
     subject: &str,
@@ -202,6 +204,7 @@ pub fn declared_bump(
     to: &semver::Version,
     changes: &[crate::rules::evolution::Judged],
     pointer: &str,
+    locate: &dyn Fn(&crate::rules::evolution::Judged) -> String,
 ) {
     use crate::versioning::Bump;
     let implied = Bump::implied(changes.iter().map(|j| j.bump));
@@ -233,7 +236,7 @@ pub fn declared_bump(
             for j in changes.iter().filter(|j| j.bump == Bump::Major) {
                 if let Some(rule) = j.rule {
                     let args = vec![("subject", subject.to_string()), ("detail", j.message())];
-                    cx.report_change(rule, pointer, args, Some(Bump::Major), None);
+                    cx.report_change(rule, locate(j), args, Some(Bump::Major), None);
                 }
             }
         }

@@ -389,3 +389,25 @@ fn a_minor_published_as_a_new_object_is_refused() {
     let minor = found.iter().find(|f| f.0 == "CVN-409").expect("CVN-409");
     assert!(minor.2.contains("move ruby-service-v2 forward to 2.1.0 in place"), "{}", minor.2);
 }
+
+/// A breaking contract change the declared version does not cover is reported twice: the
+/// declared bump at the version annotation (CVN-212), and the change itself at the schema
+/// location that changed, where the author fixes it.
+#[test]
+fn an_uncovered_breaking_change_points_at_the_schema_location_that_changed() {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
+    let old = covenant::source::parse_stream(&text).0.remove(0).value;
+    let mut new = old.clone();
+    new["metadata"]["annotations"]["openchoreo.dev/version"] = json!("1.2.0");
+    new["metadata"]["labels"]["openchoreo.dev/version"] = json!("1.2.0");
+    new["spec"]["parameters"]["openAPIV3Schema"]["properties"]["sizeClass"]["enum"] =
+        json!(["small", "medium", "large"]);
+    let mut subject = covenant::subject::Subject::from_document(new);
+    subject.operation = covenant::subject::Operation::Update;
+    subject.old_object = Some(covenant::subject::Object::from_value(old));
+    let verdict = engine().evaluate(&subject, &covenant::cluster::EmptyCluster);
+    let at: Vec<(&str, &str)> = verdict.findings.iter().map(|f| (f.rule.id, f.pointer.as_str())).collect();
+    assert!(at.contains(&("CVN-212", "/metadata/annotations/openchoreo.dev~1version")), "{at:?}");
+    assert!(at.contains(&("CVN-204", "/spec/parameters/openAPIV3Schema/properties/sizeClass")), "{at:?}");
+}

@@ -25,6 +25,55 @@ fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// The refusal kubectl prints: as many findings as fit in `MAX_MESSAGE_LEN`, each whole,
+/// then how many more there are and where to read them. A first finding longer than the
+/// limit alone is cut at a word boundary.
+fn deny_message(lines: &[String]) -> String {
+    let head = format!("{} covenant violation(s): ", lines.len());
+    let more = |n: usize| {
+        format!("; and {n} more (all of them are in status.details.causes, or run `covenant check` on the document)")
+    };
+    let mut message = head.clone();
+    for (i, line) in lines.iter().enumerate() {
+        let separator = if i == 0 { "" } else { "; " };
+        let rest = lines.len() - i - 1;
+        let tail = if rest > 0 { more(rest).len() } else { 0 };
+        if message.len() + separator.len() + line.len() + tail <= MAX_MESSAGE_LEN {
+            message.push_str(separator);
+            message.push_str(line);
+            continue;
+        }
+        if i == 0 {
+            let room = MAX_MESSAGE_LEN.saturating_sub(message.len() + tail + '…'.len_utf8());
+            message.push_str(&cut_at_word(line, room));
+            message.push('…');
+            if rest > 0 {
+                message.push_str(&more(rest));
+            }
+        } else {
+            message.push_str(&more(lines.len() - i));
+        }
+        return message;
+    }
+    message
+}
+
+/// The longest prefix of `s` within `max` bytes that ends at a word boundary.
+fn cut_at_word(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &s[..end];
+    match cut.rfind(' ') {
+        Some(i) if i > 0 => cut[..i].to_string(),
+        _ => cut.to_string(),
+    }
+}
+
 /// The response of the mutating webhook: allowed, with the JSONPatch when there is one
 /// (`patchType: JSONPatch`, base64 on the wire) and the warnings of the mutation.
 ///
@@ -68,8 +117,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
 
     let denials: Vec<_> = verdict.at(Action::Deny).collect();
     if !denials.is_empty() {
-        let mut message = format!("{} covenant violation(s): ", denials.len());
-        message.push_str(&denials.iter().map(|f| f.line()).collect::<Vec<_>>().join("; "));
+        let message = deny_message(&denials.iter().map(|f| f.line()).collect::<Vec<_>>());
         let causes = denials
             .iter()
             .map(|f| StatusCause {
@@ -78,7 +126,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
                 field: f.pointer.clone(),
             })
             .collect();
-        response = response.deny(truncate(&message, MAX_MESSAGE_LEN));
+        response = response.deny(message);
         response.result.status = Some(kube::core::response::StatusSummary::Failure);
         response.result.code = 403;
         response.result.reason = "Forbidden".into();
@@ -162,6 +210,51 @@ mod tests {
         assert_eq!(r["status"]["details"]["causes"].as_array().unwrap().len(), 2);
         assert_eq!(r["status"]["details"]["causes"][0]["reason"], "CVN-109");
         assert_eq!(r["auditAnnotations"]["rules"], "CVN-109");
+    }
+
+    #[test]
+    fn a_long_refusal_lists_whole_findings_and_says_how_many_more() {
+        let long = |i: usize| {
+            Finding::new(
+                lookup("CVN-109").unwrap(),
+                Action::Deny,
+                format!("/x{i}"),
+                vec![("reason", "word ".repeat(30))],
+            )
+        };
+        let verdict = Verdict {
+            family: None,
+            findings: (0..20).map(long).collect(),
+            exempted: None,
+            expired: Vec::new(),
+        };
+        let v = respond("abc", &verdict, &[]);
+        let message = v["response"]["status"]["message"].as_str().unwrap();
+        assert!(message.len() <= MAX_MESSAGE_LEN, "{}", message.len());
+        assert!(message.starts_with("20 covenant violation(s): CVN-109 /x0: word"), "{message}");
+        let shown = message.matches("CVN-109").count();
+        assert!(shown >= 2, "{message}");
+        assert!(
+            message.ends_with(&format!(
+                "; and {} more (all of them are in status.details.causes, or run `covenant check` on the document)",
+                20 - shown
+            )),
+            "{message}"
+        );
+        // Every finding shown is whole.
+        assert_eq!(message.matches("word ".repeat(29).trim_end()).count(), shown);
+        assert_eq!(v["response"]["status"]["details"]["causes"].as_array().unwrap().len(), 20);
+        // One finding longer than the limit is cut at a word, not mid-word.
+        let huge = Finding::new(
+            lookup("CVN-109").unwrap(),
+            Action::Deny,
+            "/y",
+            vec![("reason", "abcdefg ".repeat(200))],
+        );
+        let verdict = Verdict { family: None, findings: vec![huge], exempted: None, expired: Vec::new() };
+        let message =
+            respond("abc", &verdict, &[])["response"]["status"]["message"].as_str().unwrap().to_string();
+        assert!(message.len() <= MAX_MESSAGE_LEN && message.ends_with("abcdefg…"), "{message}");
     }
 
     #[test]

@@ -621,6 +621,47 @@ fn siblings(
     }
 }
 
+/// Where in a construct a contract change was made: a contract pointer (`/parameters/size`,
+/// `/outputs/url`, `/validations`, `/rendered/<id>`) as a pointer into the document
+/// (`/spec/parameters/openAPIV3Schema/properties/size`, `/spec/outputs`, …).
+pub fn locate(doc: &Value, contract_pointer: &str) -> String {
+    let mut parts = contract_pointer.splitn(3, '/').skip(1);
+    let (section, rest) = (parts.next().unwrap_or_default(), parts.next().map(|r| format!("/{r}")));
+    match section {
+        "parameters" | "environmentConfigs" => {
+            let base = format!("/spec/{section}/openAPIV3Schema");
+            match doc.pointer(&base) {
+                Some(raw) => format!(
+                    "{base}{}",
+                    super::schema_bearing::schema_pointer(raw, rest.as_deref().unwrap_or_default())
+                ),
+                None => format!("/spec/{section}"),
+            }
+        }
+        "outputs" => "/spec/outputs".to_string(),
+        "validations" => "/spec/validations".to_string(),
+        "rendered" => {
+            let id = rest.as_deref().and_then(|r| r.split('/').nth(1)).unwrap_or_default();
+            TEMPLATE_LISTS
+                .iter()
+                .find_map(|list| {
+                    let items = doc.pointer(&format!("/spec/{list}"))?.as_array()?;
+                    let i = items.iter().position(|r| r.get("id").and_then(Value::as_str) == Some(id))?;
+                    Some(format!("/spec/{list}/{i}"))
+                })
+                // Removed: the list it was removed from.
+                .or_else(|| {
+                    TEMPLATE_LISTS
+                        .iter()
+                        .find(|l| doc.pointer(&format!("/spec/{l}")).is_some())
+                        .map(|l| format!("/spec/{l}"))
+                })
+                .unwrap_or_else(|| "/spec".to_string())
+        }
+        _ => "/spec".to_string(),
+    }
+}
+
 /// An UPDATE: the contract diff against the declared move, and majors as new objects.
 fn evolution(
     old: &Value,
@@ -633,7 +674,16 @@ fn evolution(
     let Some(from) = declared_version(old).and_then(|v| semver::Version::parse(v).ok()) else { return };
     let changes = contract_diff(&contract(old).0, &contract(new).0);
     let text = format!("{subject} {from} → {to}");
-    super::declared_bump(cx, &text, &from, to, &changes, "/metadata/annotations/openchoreo.dev~1version");
+    let locate = |j: &Judged| locate(new, &j.change.pointer);
+    super::declared_bump(
+        cx,
+        &text,
+        &from,
+        to,
+        &changes,
+        "/metadata/annotations/openchoreo.dev~1version",
+        &locate,
+    );
     if to.major != from.major {
         cx.report(
             "CVN-409",

@@ -553,6 +553,16 @@ pub fn package_contract(doc: &Value) -> Schema {
     schema
 }
 
+/// The pointer to a Package parameter's declaration (`/spec/parameters/2`); a removed one
+/// points at the list.
+fn parameter_pointer(doc: &Value, name: &str) -> Option<String> {
+    let params = doc.pointer("/spec/parameters")?.as_array()?;
+    Some(match params.iter().position(|p| p.get("name").and_then(Value::as_str) == Some(name)) {
+        Some(i) => format!("/spec/parameters/{i}"),
+        None => "/spec/parameters".to_string(),
+    })
+}
+
 /// A Package's declared version (`metadata.version`), if it is valid semver.
 pub fn declared_version(doc: &Value) -> Option<semver::Version> {
     let v = doc.pointer("/metadata/version")?.as_str()?;
@@ -568,7 +578,12 @@ fn package_evolution(old: &Value, new: &Value, cx: &mut Context<'_>) {
     let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let (Some(from), Some(to)) = (declared_version(old), declared_version(new)) else { return };
     let subject = format!("Package {name} {from} → {to}");
-    super::declared_bump(cx, &subject, &from, &to, &changes, "/metadata/version");
+    // A parameter change is made in spec.parameters, where the parameter is declared.
+    let locate = |j: &crate::rules::evolution::Judged| {
+        let name = j.change.pointer.split('/').nth(1).unwrap_or_default();
+        parameter_pointer(new, name).unwrap_or_else(|| "/metadata/version".to_string())
+    };
+    super::declared_bump(cx, &subject, &from, &to, &changes, "/metadata/version", &locate);
 }
 
 fn type_args(property: String, owner: &str, expected: String, found: String) -> Vec<(&'static str, String)> {
