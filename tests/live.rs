@@ -441,3 +441,74 @@ fn a_storage_move_every_live_object_satisfies_is_not_cvn_210() {
     let (_, message) = live_finding(&v);
     assert!(message.contains("shop/long"), "{message}");
 }
+
+/// The webhook over TLS with the live view of an in-process API server: an object that
+/// already violates takes a metadata update and loses its finalizer while being deleted; a
+/// CEL tightening is proved against the live objects; a list RBAC forbids is CVN-901.
+#[test]
+fn the_webhook_over_tls_judges_updates_with_the_live_view() {
+    let mut fake = fixture_objects();
+    // Sprockets: a kind covenant may not list.
+    fake.resources.push(("example.com".into(), "sprockets".into(), "Sprocket".into(), true));
+    fake.forbidden.push("sprockets".into());
+    let view = Arc::new(connect(serve(fake)));
+    wait_synced(&view);
+    let text = "apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  enforceGroups: [\"*\"]\n";
+    let config = Config::from_text("c.yaml", text, None).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async move {
+        let server = common::TestServer::with(common::Setup {
+            config,
+            cluster: Some(view.clone()),
+            ..common::Setup::default()
+        })
+        .await;
+        let ask = |kind: &'static str, group: &'static str, old: Value, new: Value| {
+            let mut body = common::review("u", group, kind, new);
+            body["request"]["operation"] = json!("UPDATE");
+            body["request"]["oldObject"] = old;
+            let (client, url) = (server.h2(), server.url("/api/v0/validate?timeout=10s"));
+            async move { common::post(&client, &url, body.to_string()).await.json::<Value>().await.unwrap() }
+        };
+        // Pinned to a version nothing publishes (1.0.x), as if created before covenant.
+        let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+            "metadata": {"name": "bakery-web", "namespace": "bakery", "finalizers": ["openchoreo.dev/component-cleanup"]},
+            "spec": {"owner": {"projectName": "bakery"},
+                     "componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "1.0.5"}}});
+        let mut deleting = component.clone();
+        deleting["metadata"]["deletionTimestamp"] = json!("2026-12-03T10:00:00Z");
+        deleting["metadata"]["finalizers"] = json!([]);
+        let got = ask("Component", "openchoreo.dev", component.clone(), deleting).await;
+        assert_eq!(got["response"]["allowed"], true, "{got}");
+        let mut labelled = component.clone();
+        labelled["metadata"]["labels"] = json!({"team": "bakery"});
+        let got = ask("Component", "openchoreo.dev", component.clone(), labelled).await;
+        assert_eq!(got["response"]["allowed"], true, "{got}");
+        assert!(got["response"]["warnings"].to_string().contains("pre-existing"), "{got}");
+        let mut repinned = component.clone();
+        repinned["spec"]["componentType"]["version"] = json!("1.0.6");
+        let got = ask("Component", "openchoreo.dev", component, repinned).await;
+        assert_eq!(got["response"]["allowed"], false, "{got}");
+
+        // A CEL rule one live widget fails.
+        let (old, new) = widget_crd_update(|spec| {
+            spec["x-kubernetes-validations"] = json!([{"rule": "size(self.name) <= 40", "message": "name at most 40"}]);
+        });
+        let got = ask("CustomResourceDefinition", "apiextensions.k8s.io", old, new).await;
+        let message = got["response"]["status"]["message"].as_str().unwrap_or_default().to_string();
+        assert_eq!(got["response"]["allowed"], false, "{got}");
+        assert!(message.contains("CVN-215") && message.contains("shop/long"), "{message}");
+
+        // A tightening of a kind covenant may not list.
+        let (mut old, mut new) = widget_crd_update(|spec| spec["properties"]["name"]["maxLength"] = json!(40));
+        for doc in [&mut old, &mut new] {
+            doc["metadata"]["name"] = json!("sprockets.example.com");
+            doc["spec"]["names"] = json!({"kind": "Sprocket", "plural": "sprockets"});
+        }
+        let got = ask("CustomResourceDefinition", "apiextensions.k8s.io", old, new).await;
+        let message = got["response"]["status"]["message"].as_str().unwrap_or_default().to_string();
+        assert_eq!(got["response"]["allowed"], false, "{got}");
+        assert!(message.contains("CVN-901") && message.contains("grant the verb list"), "{message}");
+        drop(server);
+    });
+}

@@ -786,7 +786,7 @@ Seed 000 (strictness stops where the schema opens).
 const DOC_210: &str = "\
 ## What it checks
 
-On a CRD or XRD update: a served version was removed or stopped being served; a version still listed in `status.storedVersions` was dropped from `spec.versions`; or the storage version moved, without a conversion webhook, to a version whose schema differs from the old storage version's.
+On a CRD or XRD update: a served version was removed or stopped being served; a version still listed in `status.storedVersions` was dropped from `spec.versions`; or the storage version moved, without a conversion webhook, to a version whose schema accepts less than the old storage version's. A storage move that every live object satisfies (CVN-215 proves it) is not reported: what is stored reads as the new storage version.
 
 ## Why it matters
 
@@ -860,7 +860,16 @@ Seed 000 (Document-Format Lifecycle: breaking changes move the version string fr
 const DOC_215: &str = "\
 ## What it checks
 
-A CRD or XRD update that tightens a version's schema is checked against the live custom resources of that version, listed through the cluster view (paginated, inside the request's budget; `covenant check --context DIR` offline). When every object satisfies the new schema the tightening is allowed with a warning; otherwise it is refused naming the first failing objects (namespace/name, pointer, why). Without cluster state the tightening findings stand; when the list cannot finish in budget, CVN-901 reports it per the failure policy.
+A CRD or XRD update that tightens a version's schema (or moves the storage version to a schema that accepts less) is checked against the live custom resources of that version, listed through the cluster view (paginated, inside the request's budget; `covenant check --context DIR` offline). Every live object is validated as the apiserver would validate it: types, bounds, enums, required keys, closedness, `pattern` (RE2, with Rust's `regex`), `format`, `x-kubernetes-list-type` and `x-kubernetes-validations` CEL rules (with `self`, and `oldSelf` bound to `self`, as at the object's next update that leaves the field alone).
+
+- Every object satisfies the new schema: the tightening is allowed, with this warning.
+- No live object exists: it is satisfied vacuously, and allowed with this warning.
+- Some object fails: refused, naming the first failing objects (namespace/name, pointer, why).
+- Only what truly cannot be evaluated stays refused as \"cannot prove\", and the message names it: a CEL function covenant's evaluator does not provide, a pattern that is not RE2, an unclassified change.
+
+CEL libraries evaluated: the standard library and macros; the strings, lists and math extensions; Kubernetes lists (`isSorted`, `sum`, `min`, `max`), regex (`find`, `findAll`), quantity (`quantity`, `isQuantity`, `compareTo`, `isLessThan`, `isGreaterThan`, `asInteger`, `asApproximateFloat`, `sign`) and URL (`url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery`). Not evaluated: the `format` library, IP/CIDR, semver and authorizer functions.
+
+Without cluster state the tightening findings stand; when the list cannot finish in budget or RBAC forbids it, CVN-901 reports it per the failure policy.
 
 ## Why it matters
 
@@ -870,11 +879,12 @@ The API server applies the new schema to every later update of an existing objec
 
 ```yaml
 new:  name: {maxLength: 40}   with a live object whose spec.name has 52 characters   # refused, naming it
+new:  x-kubernetes-validations: [{rule: \"self.replicas <= 10\"}]   every live object has replicas <= 10   # allowed, with a warning
 ```
 
 ## How to fix
 
-Migrate the listed objects first. covenant does not evaluate new CEL rules against objects; for those it says the rule could not be checked.
+Migrate the listed objects first, then apply the tightened schema.
 
 ## References
 
@@ -1045,8 +1055,9 @@ const DOC_901: &str = "\
 A rule that needs cluster state (CVN-215 lists the live custom resources of a CRD whose schema
 tightens) asks the cluster view within the request's budget: what is left of the
 apiserver's `?timeout=` minus a margin to answer in, capped by `cluster.lookupBudget` (for
-`covenant check`, the configured budget). When the lookup cannot finish in time, this rule
-reports it, and `cluster.failurePolicy` decides: `deny` refuses the object (and the
+`covenant check`, the configured budget). When the lookup cannot finish in time, or the API
+server forbids it (the message names the verb, resource and API group to grant in
+`deploy/rbac.yaml`), this rule reports it, and `cluster.failurePolicy` decides: `deny` refuses the object (and the
 tightening the lookup could not clear stays refused), `allow` admits it with this warning
 (and the tightening with warnings). Without any cluster state (`--offline`, or `check`
 without `--context`) nothing is looked up and the tightening findings stand as they are.
