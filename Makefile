@@ -48,10 +48,35 @@ docs: ## regenerate docs/rules.md from the catalogue (a test fails when it drift
 certs: ## make a dev CA and serving certificate for DNS=$(DNS) in certs/out and print the caBundle
 	certs/make-certs.sh $(DNS)
 
+IMAGE ?= covenant:0.1.0
+STATIC_TARGET := x86_64-unknown-linux-gnu
+STATIC_BIN := target/$(STATIC_TARGET)/release/covenant
+
+static: ## a fully static release binary (glibc, crt-static): what the image and `make dist` ship
+	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(STATIC_TARGET) --bin covenant
+
+image: static ## build the image $(IMAGE) from the static binary (deploy/image/Dockerfile; needs a Docker daemon)
+	rm -rf target/image && mkdir -p target/image
+	cp -r deploy/image/rootfs target/image/rootfs
+	cp $(STATIC_BIN) target/image/covenant
+	@test -f /etc/ssl/certs/ca-certificates.crt || { echo "no /etc/ssl/certs/ca-certificates.crt: install the ca-certificates package"; exit 1; }
+	cp /etc/ssl/certs/ca-certificates.crt target/image/ca-certificates.crt
+	docker build -q -f deploy/image/Dockerfile -t $(IMAGE) target/image
+
+image-smoke: ## start $(IMAGE) exactly as deploy/ runs it, send reviews, SIGTERM it (needs a Docker daemon)
+	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test image -- --ignored --nocapture
+
+dist: static ## a release archive: the static binary and its SHA-256 checksum, in target/dist
+	rm -rf target/dist && mkdir -p target/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux
+	d=target/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux; \
+	  cp $(STATIC_BIN) README.md $$d/ && tar -C target/dist -czf $$d.tar.gz $$(basename $$d) && \
+	  (cd target/dist && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
+	  rm -rf $$d && ls -l target/dist
+
 deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default config (a test fails when it drifts)
 	$(CARGO) run -q -- config print-default > deploy/config/covenant.yaml
 
 deploy-render: ## render the kustomize base
 	kubectl kustomize deploy/
 
-.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs deploy-config deploy-render
+.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs static image image-smoke dist deploy-config deploy-render

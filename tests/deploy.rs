@@ -101,6 +101,33 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
             strict::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>(doc).map(drop)
         }
         ("cert-manager.io/v1", _) => cert_manager(doc),
+        ("networking.k8s.io/v1", "NetworkPolicy") => {
+            strict::<k8s_openapi::api::networking::v1::NetworkPolicy>(doc).map(drop)
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            strict::<k8s_openapi::api::scheduling::v1::PriorityClass>(doc).map(drop)
+        }
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => strict::<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        >(doc)
+        .map(drop),
+        ("monitoring.coreos.com/v1", "ServiceMonitor") => {
+            let members = ["apiVersion", "kind", "metadata", "spec"];
+            match doc.as_object().and_then(|m| m.keys().find(|k| !members.contains(&k.as_str()))) {
+                Some(k) => Err(format!("undeclared member {k}")),
+                None if doc["spec"]["endpoints"][0]["port"] == "admin" => Ok(()),
+                None => Err("the ServiceMonitor must scrape the admin port".into()),
+            }
+        }
+        ("monitoring.coreos.com/v1", "PrometheusRule") => {
+            let shipped = std::fs::read_to_string(deploy().join("prometheus/rules.yaml")).unwrap();
+            let groups = covenant::source::parse_stream(&shipped).0.remove(0).value["groups"].clone();
+            if doc["spec"]["groups"] == groups {
+                Ok(())
+            } else {
+                Err("the PrometheusRule's groups differ from deploy/prometheus/rules.yaml".into())
+            }
+        }
         (a, k) => Err(format!("no type known for {a} {k}")),
     }
 }
@@ -127,7 +154,7 @@ fn manifests() -> Vec<(String, Value)> {
 #[test]
 fn every_manifest_parses_into_its_type_with_no_undeclared_field() {
     let all = manifests();
-    assert_eq!(all.len(), 13);
+    assert_eq!(all.len(), 15);
     for (file, doc) in &all {
         check_manifest(doc)
             .unwrap_or_else(|e| panic!("{file}: {} {}: {e}", doc["kind"], doc["metadata"]["name"]));
@@ -164,6 +191,8 @@ fn the_deployment_and_webhooks_say_what_the_design_demands() {
     assert!(parsed.is_ok(), "{args:?}: {}", parsed.unwrap_err());
     assert!(!args.iter().any(|a| a == "--offline"), "{args:?}");
     assert!(args.iter().any(|a| a.starts_with("--audit-interval=")), "{args:?}");
+    // Readiness tolerates a missed probe.
+    assert!(c.readiness_probe.clone().unwrap().failure_threshold.unwrap_or(3) > 1);
     for probe in [c.liveness_probe.clone().unwrap(), c.readiness_probe.clone().unwrap()] {
         let port = probe.http_get.unwrap().port;
         assert_eq!(port, k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String("admin".into()));
@@ -171,6 +200,10 @@ fn the_deployment_and_webhooks_say_what_the_design_demands() {
 
     let v: ValidatingWebhookConfiguration = strict(&find("ValidatingWebhookConfiguration")).unwrap();
     let m: MutatingWebhookConfiguration = strict(&find("MutatingWebhookConfiguration")).unwrap();
+    // The mutation rules are off by default: no mutating webhook fails closed.
+    for w in m.webhooks.clone().unwrap() {
+        assert_eq!(w.failure_policy.as_deref(), Some("Ignore"), "{}", w.name);
+    }
     let vw = &v.webhooks.unwrap()[0];
     let mw = &m.webhooks.unwrap()[0];
     for (side, versions, timeout, selector, path) in [
@@ -279,10 +312,122 @@ fn kubectl_kustomize_renders_the_base_where_kubectl_exists() {
     let rendered = String::from_utf8(out.stdout).unwrap();
     let (docs, err) = covenant::source::parse_stream(&rendered);
     assert!(err.is_none());
-    assert_eq!(docs.len(), 14, "13 resources and the generated ConfigMap");
+    assert_eq!(docs.len(), 16, "15 resources and the generated ConfigMap");
     for d in docs.iter().filter(|d| d.value["kind"] != "ConfigMap") {
         check_manifest(&d.value).unwrap();
     }
+}
+
+/// Every kustomize component under `deploy/components/`, rendered together over the base (and
+/// upstream OpenChoreo's Component CRD, which two of them patch): every manifest parses into
+/// its type, the Deployment's args are ones the binary accepts, the ConfigMap is a config it
+/// loads, and each component did what it says.
+#[test]
+fn every_kustomize_component_renders_and_the_binary_accepts_what_it_renders() {
+    let Ok(version) = std::process::Command::new("kubectl").args(["version", "--client"]).output() else {
+        eprintln!("kubectl not installed: the components are not rendered here");
+        return;
+    };
+    assert!(version.status.success());
+    let components: Vec<String> = std::fs::read_dir(deploy().join("components"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(components.len() >= 6, "{components:?}");
+    // kustomize loads relative paths only: render from a folder under target/.
+    let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/openchoreo/crds/openchoreo.dev_components.yaml"),
+        dir.path().join("crd.yaml"),
+    )
+    .unwrap();
+    let list = |items: Vec<String>| items.iter().map(|c| format!("  - {c}\n")).collect::<String>();
+    let kustomization = format!(
+        "resources:\n  - ../../deploy\n  - crd.yaml\ncomponents:\n{}",
+        list(components.iter().map(|c| format!("../../deploy/components/{c}")).collect())
+    );
+    std::fs::write(dir.path().join("kustomization.yaml"), kustomization).unwrap();
+    let out = std::process::Command::new("kubectl").arg("kustomize").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rendered = String::from_utf8(out.stdout).unwrap();
+    let docs: Vec<Value> = covenant::source::parse_stream(&rendered).0.into_iter().map(|d| d.value).collect();
+    for d in docs.iter().filter(|d| d["kind"] != "ConfigMap") {
+        check_manifest(d).unwrap_or_else(|e| panic!("{} {}: {e}", d["kind"], d["metadata"]["name"]));
+    }
+    let find = |kind: &str| docs.iter().find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind}"));
+    // The Deployment, with the client CA and the priority class, runs with args the binary takes.
+    let deployment = find("Deployment");
+    let args: Vec<String> = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let parsed = <covenant::cli::Cli as clap::Parser>::try_parse_from(
+        std::iter::once("covenant".to_string()).chain(args.iter().cloned()),
+    );
+    assert!(parsed.is_ok(), "{args:?}: {}", parsed.unwrap_err());
+    assert!(args.contains(&"--client-ca=/etc/covenant/client-ca/ca.crt".to_string()), "{args:?}");
+    assert_eq!(deployment["spec"]["template"]["spec"]["priorityClassName"], "covenant-critical");
+    // The generated ConfigMap holds a config the binary loads.
+    let config = find("ConfigMap")["data"]["covenant.yaml"].as_str().unwrap();
+    covenant::config::Config::from_text("covenant.yaml", config, None).unwrap();
+    // The Component CRD: opted in to enforcement, and carrying the pins.
+    let crd = find("CustomResourceDefinition");
+    assert_eq!(crd["metadata"]["labels"]["covenant.dev/evolution"], "enforce");
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    assert_eq!(spec["componentType"]["properties"]["version"]["type"], "string");
+    for kind in ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass"] {
+        find(kind);
+    }
+}
+
+/// The image's two recipes — the root Dockerfile (built from source anywhere) and
+/// deploy/image/Dockerfile (from the static binary, as CI builds it) — ship the same runtime:
+/// an empty image, the same files, the non-root user, the entrypoint without a subcommand
+/// (the Deployment's args start with `serve`).
+#[test]
+fn both_dockerfiles_ship_the_same_runtime_stage() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runtime = |path: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(root.join(path)).unwrap();
+        let stage = &text[text.rfind("FROM ").unwrap()..];
+        stage
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                // Where the binary and the CA bundle come from is what differs.
+                let l = l.replace("COPY --from=build /covenant ", "COPY covenant ");
+                let l = l.replace(
+                    "COPY --from=build /etc/ssl/certs/ca-certificates.crt ",
+                    "COPY ca-certificates.crt ",
+                );
+                l.replace("COPY deploy/image/rootfs/ ", "COPY rootfs/ ")
+            })
+            .collect()
+    };
+    let (source, prebuilt) = (runtime("Dockerfile"), runtime("deploy/image/Dockerfile"));
+    assert_eq!(source, prebuilt);
+    assert_eq!(prebuilt[0], "FROM scratch");
+    assert!(prebuilt.contains(&"USER 65532:65532".to_string()));
+    assert!(prebuilt.contains(&r#"ENTRYPOINT ["/usr/local/bin/covenant"]"#.to_string()), "{prebuilt:?}");
+    let passwd = std::fs::read_to_string(root.join("deploy/image/rootfs/etc/passwd")).unwrap();
+    assert!(passwd.contains(":65532:65532:"), "{passwd}");
+}
+
+#[test]
+fn the_prometheus_rule_carries_the_shipped_alert_rules() {
+    let text = std::fs::read_to_string(deploy().join("components/monitoring/prometheusrule.yaml")).unwrap();
+    let doc = covenant::source::parse_stream(&text).0.remove(0).value;
+    check_manifest(&doc).unwrap();
+    let alerts: Vec<&str> = doc["spec"]["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["alert"].as_str())
+        .collect();
+    assert!(alerts.contains(&"CovenantWebhookUnavailable"), "{alerts:?}");
 }
 
 #[test]

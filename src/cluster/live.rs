@@ -82,7 +82,15 @@ impl LiveCluster {
             .map_err(|e| unavailable(format!("cannot start the cluster runtime: {e}")))?;
         let client = {
             let _guard = runtime.enter();
-            kube::Client::try_from(config).map_err(|e| unavailable(e.to_string()))?
+            kube::Client::try_from(config)
+        };
+        let client = match client {
+            Ok(c) => c,
+            Err(e) => {
+                // Dropping a runtime inside the caller's async context would panic.
+                runtime.shutdown_background();
+                return Err(unavailable(format!("cannot build the cluster client: {e}")));
+            }
         };
         let caches = Arc::new(RwLock::new(HashMap::new()));
         let synced = Arc::new(AtomicBool::new(false));

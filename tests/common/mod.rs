@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
+
+pub mod apiserver;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
