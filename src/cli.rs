@@ -682,6 +682,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 const SAMPLE_REVIEW: &str = include_str!("../tests/fixtures/admission/kube-rs/v1-create-pod-gke.json");
+/// A review covenant refuses: a launcher Application applied as a custom resource, with
+/// `replicaz` where its component type declares `replicas` (CVN-102).
+const DENIED_REVIEW: &str = include_str!("../examples/reviews/denied-application.json");
 
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
@@ -701,8 +704,10 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         let names = vec!["localhost".to_string(), listen.ip().to_string()];
         let certs = crate::certs::DevCerts::generate(&names, 30)?;
         let written = certs.write(&dir)?;
-        std::fs::write(dir.join("sample-review.json"), SAMPLE_REVIEW)
-            .with_context(|| format!("cannot write {}", dir.display()))?;
+        for (file, text) in [("sample-review.json", SAMPLE_REVIEW), ("denied-review.json", DENIED_REVIEW)] {
+            std::fs::write(dir.join(file), text)
+                .with_context(|| format!("cannot write {}", dir.display()))?;
+        }
         (crate::server::CertPaths { cert: written.cert, key: written.key }, Some(dir))
     } else {
         match (&args.tls_cert, &args.tls_key) {
@@ -770,13 +775,30 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         println!("  webhook  https://{}/api/v0/validate", bound.webhook_addr);
         println!("  admin    http://{}/readyz  /metrics", bound.admin_addr);
         println!("  certificates in {}", dir.display());
-        println!("send the sample review:");
+        let curl = |file: &str| {
+            format!(
+                "curl -s --cacert {ca} -H 'Content-Type: application/json' --data @{sample} 'https://localhost:{port}/api/v0/validate?timeout=10s'",
+                ca = dir.join("ca.crt").display(),
+                sample = dir.join(file).display(),
+                port = bound.webhook_addr.port()
+            )
+        };
+        println!();
+        println!("send a review it allows (a Pod: no rule concerns it, so it is not even parsed):");
+        println!("  {}", curl("sample-review.json"));
+        println!();
+        println!("send a review it refuses (a launcher Application whose component says `replicaz`):");
+        println!("  {}", curl("denied-review.json"));
+        println!();
+        println!("the answer is an AdmissionReview with \"allowed\": false; kubectl would print its");
+        println!("status.message, one line per finding:");
         println!(
-            "  curl --cacert {ca} -H 'Content-Type: application/json' --data @{sample} 'https://localhost:{port}/api/v0/validate?timeout=10s'",
-            ca = dir.join("ca.crt").display(),
-            sample = dir.join("sample-review.json").display(),
-            port = bound.webhook_addr.port()
+            "  CVN-102 /spec/components/0/properties/replicaz: property \"replicaz\" is not declared by"
         );
+        println!("  component \"web\" (type \"webservice\"); expected one of: … replicas …");
+        println!("status.details.causes holds each finding with its field path; `covenant explain CVN-102`");
+        println!("says what the rule checks and how to fix it; `covenant check FILE` gives the same verdict");
+        println!("offline, in CI.");
     }
     bound.run(crate::server::shutdown_signal()).await;
     if let Some(audit) = audit {

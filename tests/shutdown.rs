@@ -88,30 +88,40 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let mut webhook = None;
-    let mut curl = None;
+    let mut curls = Vec::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
         if let Some(rest) = line.trim().strip_prefix("webhook  https://") {
             webhook = rest.split('/').next().map(str::to_string);
         }
         if line.trim().starts_with("curl ") {
-            curl = Some(line);
+            curls.push(line.clone());
+        }
+        if line.contains("offline, in CI.") {
             break;
         }
     }
     let webhook: std::net::SocketAddr = webhook.expect("no webhook address printed").parse().unwrap();
-    let curl = curl.expect("no curl command printed");
-    assert!(curl.contains("ca.crt") && curl.contains("sample-review.json"), "{curl}");
+    assert_eq!(curls.len(), 2, "{curls:?}");
+    assert!(curls[0].contains("ca.crt") && curls[0].contains("sample-review.json"), "{curls:?}");
+    assert!(curls[1].contains("denied-review.json"), "{curls:?}");
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
     let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
-    let status = rt.block_on(async {
+    let denied = std::fs::read(dir.path().join("denied-review.json")).unwrap();
+    let (status, refusal) = rt.block_on(async {
         let c = common::client(&[&ca], webhook, false, None);
         let url = format!("https://localhost:{}/api/v0/validate?timeout=10s", webhook.port());
-        common::post(&c, &url, sample).await.status()
+        let status = common::post(&c, &url, sample).await.status();
+        let refusal: serde_json::Value = common::post(&c, &url, denied).await.json().await.unwrap();
+        (status, refusal)
     });
     assert_eq!(status, 200);
+    // The demo's second review is refused, as the banner says.
+    assert_eq!(refusal["response"]["allowed"], false, "{refusal}");
+    let message = refusal["response"]["status"]["message"].as_str().unwrap();
+    assert!(message.contains("CVN-102") && message.contains("replicaz"), "{message}");
 
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
