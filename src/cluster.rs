@@ -34,7 +34,15 @@ pub enum Error {
         /// What the API server said.
         reason: String,
     },
-    /// The state is not available (no cache, no connection).
+    /// There is no cluster state at all (`--offline`, `check` without `--context`): the rules
+    /// that need it stand as they are, and nothing is looked up.
+    #[error("no cluster state for {resource} (offline; give --context DIR)")]
+    Offline {
+        /// What was looked up.
+        resource: String,
+    },
+    /// The state is not available now (no connection, a cache not synced yet, a watch
+    /// relisting after an error): the failure policy decides (CVN-901).
     #[error("lookup of {resource} is unavailable: {reason}")]
     Unavailable {
         /// What was looked up.
@@ -62,6 +70,11 @@ pub trait ClusterView: Send + Sync {
 
     /// Objects held per cached resource, for `covenant_cache_objects`.
     fn cache_sizes(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
+
+    /// Whether each watched resource's watch is up, for `covenant_watch_up`.
+    fn watch_health(&self) -> Vec<(String, bool)> {
         Vec::new()
     }
 
@@ -133,10 +146,7 @@ impl ClusterView for EmptyCluster {
         _: Option<&str>,
         _: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
-        Err(Error::Unavailable {
-            resource: format!("{kind}.{group}"),
-            reason: "no cluster state (offline; give --context DIR)".into(),
-        })
+        Err(Error::Offline { resource: format!("{kind}.{group}") })
     }
 }
 

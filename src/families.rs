@@ -142,6 +142,45 @@ impl<'a> Context<'a> {
         self.findings.push(finding);
     }
 
+    /// A lookup `rule` needed failed with `e`: report CVN-901 under the failure policy (the
+    /// message names what was looked up and why, and, when RBAC forbids it, what to grant).
+    /// Returns whether the policy lets the subject through (`allow`); without any cluster
+    /// state (`Offline`) nothing is reported and the answer is `None`: the rule's findings
+    /// stand as they are.
+    pub fn lookup_failed(&mut self, rule: &str, e: &crate::cluster::Error) -> Option<bool> {
+        use crate::cluster::Error;
+        let (resource, reason) = match e {
+            Error::Offline { .. } => return None,
+            Error::Forbidden { resource, verb, reason } => {
+                let (plural, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
+                (
+                    resource.clone(),
+                    format!(
+                        "the API server forbids covenant to {verb} {resource} ({reason}); grant the verb {verb} on resource {plural} in API group {group} to covenant's ServiceAccount (deploy/rbac.yaml)"
+                    ),
+                )
+            }
+            Error::Timeout { resource, .. } | Error::Unavailable { resource, .. } => {
+                (resource.clone(), e.to_string())
+            }
+        };
+        let allow = self.failure_policy == crate::config::FailurePolicy::Allow;
+        let budget = self
+            .budget
+            .map(|b| humantime::format_duration(b).to_string())
+            .unwrap_or_else(|| "its budget".into());
+        let policy = if allow { "allow: admitted with this warning" } else { "deny" };
+        let args = vec![
+            ("rule", rule.to_string()),
+            ("resource", resource),
+            ("budget", budget),
+            ("reason", reason),
+            ("policy", policy.to_string()),
+        ];
+        self.report_change("CVN-901", "", args, None, allow.then_some(crate::rules::Action::Warn));
+        Some(allow)
+    }
+
     /// The findings reported so far.
     pub fn into_findings(self) -> Vec<Finding> {
         self.findings

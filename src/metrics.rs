@@ -18,6 +18,9 @@ pub struct Metrics {
     pub lookup_duration: HistogramVec,
     /// `covenant_cache_objects{resource}`
     pub cache_objects: IntGaugeVec,
+    /// `covenant_watch_up{resource}`: 1 while a watched resource's watch is up and its cache
+    /// can be answered from, 0 while it lists for the first time or relists after an error.
+    pub watch_up: IntGaugeVec,
     /// `covenant_tls_reloads_total{result}`
     pub tls_reloads: IntCounterVec,
     /// `covenant_tls_certificate_expiry_timestamp_seconds`
@@ -70,6 +73,13 @@ impl Metrics {
             ns("cache_objects", "Objects held in the cluster cache, by resource."),
             &["resource"],
         )?;
+        let watch_up = IntGaugeVec::new(
+            ns(
+                "watch_up",
+                "1 while a watched resource's watch is up (its cache is answered from), 0 while it relists.",
+            ),
+            &["resource"],
+        )?;
         let tls_reloads = IntCounterVec::new(
             ns("tls_reloads_total", "Serving certificate reloads, by result."),
             &["result"],
@@ -104,6 +114,7 @@ impl Metrics {
         registry.register(Box::new(patches.clone()))?;
         registry.register(Box::new(lookup_duration.clone()))?;
         registry.register(Box::new(cache_objects.clone()))?;
+        registry.register(Box::new(watch_up.clone()))?;
         registry.register(Box::new(tls_reloads.clone()))?;
         registry.register(Box::new(certificate_expiry.clone()))?;
         registry.register(Box::new(build_info.clone()))?;
@@ -128,6 +139,7 @@ impl Metrics {
             patches,
             lookup_duration,
             cache_objects,
+            watch_up,
             tls_reloads,
             certificate_expiry,
             build_info,

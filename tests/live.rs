@@ -405,3 +405,148 @@ fn the_webhook_over_tls_judges_updates_with_the_live_view() {
         drop(server);
     });
 }
+
+fn published_types() -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
+    covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value).collect()
+}
+
+fn served(fake: &mut Fake, kind: &str, namespaced: bool) {
+    fake.resources.push((
+        "openchoreo.dev".into(),
+        format!("{}s", kind.to_lowercase()),
+        kind.into(),
+        namespaced,
+    ));
+}
+
+fn pinned(pin: &str) -> Subject {
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery"},
+        "spec": {"owner": {"projectName": "bakery"},
+                 "componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": pin}}});
+    let mut s = Subject::from_document(component);
+    s.budget = Some(Duration::from_secs(2));
+    s
+}
+
+/// (rule, action) of a verdict's findings.
+fn rules_of(v: &covenant::engine::Verdict) -> Vec<(&'static str, covenant::rules::Action)> {
+    v.findings.iter().map(|f| (f.rule.id, f.action)).collect()
+}
+
+/// Poll `probe` every 20 ms until it holds; how long that took, or a panic after `limit`.
+fn within(limit: Duration, what: &str, mut probe: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !probe() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
+fn type_count(view: &LiveCluster) -> Option<usize> {
+    view.list("openchoreo.dev", "ClusterComponentType", None, Some(Duration::from_secs(1)))
+        .ok()
+        .map(|v| v.len())
+}
+
+#[test]
+fn a_kind_installed_after_start_is_watched_without_a_restart() {
+    use covenant::rules::Action;
+    let mut fake = Fake::default();
+    served(&mut fake, "Component", true);
+    let server = common::apiserver::FakeServer::start(fake);
+    let watched = vec![
+        ("openchoreo.dev".to_string(), "ClusterComponentType".to_string()),
+        ("openchoreo.dev".to_string(), "Component".to_string()),
+    ];
+    let config = kube::Config::new(format!("http://{}", server.addr).parse().unwrap());
+    let view = LiveCluster::connect_rediscovering(config, watched, Duration::from_millis(200)).unwrap();
+    wait_synced(&view);
+    let engine = Engine::new(&Config::embedded().unwrap());
+    // Before the construct kinds are installed: nothing is published, and the pin waits.
+    let v = engine.evaluate(&pinned("9"), &view);
+    assert_eq!(rules_of(&v), [("CVN-406", Action::Warn)]);
+    assert!(v.findings[0].message.contains("nothing yet"), "{}", v.findings[0].message);
+    // The CRD is installed and its objects applied: watched within a rediscovery or two.
+    server.change(|f| {
+        served(f, "ClusterComponentType", false);
+        f.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    });
+    let seen = within(Duration::from_secs(10), "the new kind's objects", || type_count(&view) == Some(2));
+    eprintln!("a kind installed after start was watched and listed in {seen:?}");
+    let v = engine.evaluate(&pinned("9"), &view);
+    assert_eq!(rules_of(&v), [("CVN-406", Action::Deny)]);
+    assert!(v.findings[0].message.contains("ruby-service-v2=2.0.0"), "{}", v.findings[0].message);
+    assert!(view.watch_health().iter().all(|(_, up)| *up), "{:?}", view.watch_health());
+}
+
+#[test]
+fn a_watch_that_expires_with_410_gone_relists_promptly() {
+    let mut fake = Fake::default();
+    served(&mut fake, "ClusterComponentType", false);
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    let server = common::apiserver::FakeServer::start(fake);
+    let view = connect(server.addr);
+    wait_synced(&view);
+    assert_eq!(type_count(&view), Some(2));
+    // A third version is published while the watch reports nothing; then the watch expires.
+    let mut v3 = published_types()[1].clone();
+    v3["metadata"]["name"] = json!("ruby-service-v3");
+    v3["metadata"]["labels"]["openchoreo.dev/version"] = json!("3.0.0");
+    v3["metadata"]["annotations"]["openchoreo.dev/version"] = json!("3.0.0");
+    server.change(|f| {
+        f.objects
+            .get_mut(&("openchoreo.dev".to_string(), "clustercomponenttypes".to_string()))
+            .unwrap()
+            .push(v3)
+    });
+    server.expire_watches();
+    let seen = within(Duration::from_secs(3), "the relisted object", || type_count(&view) == Some(3));
+    eprintln!("after 410 Gone the view relisted and saw the new object in {seen:?}");
+}
+
+#[test]
+fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_soon_after_it_returns() {
+    use covenant::rules::Action;
+    let mut fake = Fake::default();
+    served(&mut fake, "ClusterComponentType", false);
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    let mut server = common::apiserver::FakeServer::start(fake);
+    let view = connect(server.addr);
+    wait_synced(&view);
+    let engine = Engine::new(&Config::embedded().unwrap());
+    assert_eq!(rules_of(&engine.evaluate(&pinned("2"), &view)), []);
+    server.stop();
+    // The watch notices; from then on a pin is not resolved from the stale cache: the
+    // failure policy (deny) answers, with CVN-901 saying why.
+    let noticed = within(Duration::from_secs(5), "the watch going down", || {
+        view.watch_health().iter().any(|(_, up)| !up)
+    });
+    let v = engine.evaluate(&pinned("2"), &view);
+    assert_eq!(
+        rules_of(&v),
+        [("CVN-901", Action::Deny)],
+        "{:?}",
+        v.findings.iter().map(|f| f.line()).collect::<Vec<_>>()
+    );
+    assert!(v.findings[0].message.contains("the watch is down"), "{}", v.findings[0].message);
+    // Meanwhile 3.0.0 is published; the server comes back.
+    let mut v3 = published_types()[1].clone();
+    v3["metadata"]["name"] = json!("ruby-service-v3");
+    v3["metadata"]["labels"]["openchoreo.dev/version"] = json!("3.0.0");
+    v3["metadata"]["annotations"]["openchoreo.dev/version"] = json!("3.0.0");
+    server.change(|f| {
+        f.objects
+            .get_mut(&("openchoreo.dev".to_string(), "clustercomponenttypes".to_string()))
+            .unwrap()
+            .push(v3)
+    });
+    server.restart();
+    let fresh =
+        within(Duration::from_secs(5), "a fresh view after the restart", || type_count(&view) == Some(3));
+    assert_eq!(rules_of(&engine.evaluate(&pinned("3"), &view)), []);
+    eprintln!("watch down noticed in {noticed:?}; fresh again {fresh:?} after the API server returned");
+}

@@ -17,15 +17,61 @@ use futures_util::StreamExt;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::{ApiResource, Discovery, Scope};
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{watcher, WatchStreamExt};
+use kube::runtime::watcher;
 use serde_json::Value;
 
 use super::{slice, ClusterView, Error, Page};
 
-/// One watched kind's cache.
+/// One watched kind's cache, and the health of the watch that fills it.
 struct Cache {
-    store: Store<DynamicObject>,
+    /// Replaced by a fresh one at every relist.
+    store: Arc<RwLock<Store<DynamicObject>>>,
     resource: ApiResource,
+    health: Arc<Health>,
+}
+
+/// Whether a watch's store can be answered from: listed once, and no error since the last
+/// event (after an error the watcher relists; until then the store may be stale).
+#[derive(Default)]
+struct Health {
+    up: AtomicBool,
+    /// The last error while the watch is down.
+    error: RwLock<Option<String>>,
+}
+
+impl Health {
+    fn event(&self) {
+        self.up.store(true, Ordering::SeqCst);
+        *self.error.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn failed(&self, e: &dyn std::fmt::Display) {
+        self.up.store(false, Ordering::SeqCst);
+        *self.error.write().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+    }
+}
+
+/// A watch's retry delay: from 100 ms doubling to at most 1 s, so a watch that lost the API
+/// server (a restart, a 410 Gone) relists within a second of it coming back, never after a
+/// backoff grown to half a minute.
+struct Bounded(Duration);
+
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(1);
+
+impl Iterator for Bounded {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let now = self.0;
+        self.0 = (self.0 * 2).min(RETRY_MAX);
+        Some(now)
+    }
+}
+
+impl kube::runtime::utils::Backoff for Bounded {
+    fn reset(&mut self) {
+        self.0 = RETRY_FIRST;
+    }
 }
 
 /// A kind the rules read on every request: watched and cached.
@@ -44,6 +90,10 @@ pub struct LiveCluster {
     synced: Arc<AtomicBool>,
     page_size: u32,
 }
+
+/// How often the view looks for watched kinds the cluster did not serve yet (CRDs installed
+/// after covenant started).
+pub const REDISCOVERY: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for LiveCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -73,6 +123,15 @@ impl LiveCluster {
     /// Connect with `config` and start watching `watched` (group, kind). The caches fill in
     /// the background; `synced` says when every watched kind the cluster serves is listed.
     pub fn connect(config: kube::Config, watched: Vec<Watched>) -> Result<LiveCluster, Error> {
+        LiveCluster::connect_rediscovering(config, watched, REDISCOVERY)
+    }
+
+    /// `connect`, looking for watched kinds the cluster does not serve yet every `every`.
+    pub fn connect_rediscovering(
+        config: kube::Config,
+        watched: Vec<Watched>,
+        every: Duration,
+    ) -> Result<LiveCluster, Error> {
         let unavailable = |reason: String| Error::Unavailable { resource: "the cluster".into(), reason };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -94,7 +153,7 @@ impl LiveCluster {
         };
         let caches = Arc::new(RwLock::new(HashMap::new()));
         let synced = Arc::new(AtomicBool::new(false));
-        runtime.spawn(start(client.clone(), watched.clone(), caches.clone(), synced.clone()));
+        runtime.spawn(start(client.clone(), watched.clone(), caches.clone(), synced.clone(), every));
         Ok(LiveCluster { runtime: Some(runtime), client, caches, watched, synced, page_size: 500 })
     }
 
@@ -104,12 +163,28 @@ impl LiveCluster {
         self
     }
 
+    /// Whether each watched resource's watch is up, for `covenant_watch_up`.
+    pub fn watch_health(&self) -> Vec<(String, bool)> {
+        let caches = self.caches.read().unwrap_or_else(|e| e.into_inner());
+        caches
+            .values()
+            .map(|c| {
+                (format!("{}.{}", c.resource.plural, c.resource.group), c.health.up.load(Ordering::SeqCst))
+            })
+            .collect()
+    }
+
     /// Objects held per watched resource, for `covenant_cache_objects`.
     pub fn cache_sizes(&self) -> Vec<(String, usize)> {
         let caches = self.caches.read().unwrap_or_else(|e| e.into_inner());
         caches
             .values()
-            .map(|c| (format!("{}.{}", c.resource.plural, c.resource.group), c.store.state().len()))
+            .map(|c| {
+                (
+                    format!("{}.{}", c.resource.plural, c.resource.group),
+                    c.store.read().unwrap_or_else(|e| e.into_inner()).state().len(),
+                )
+            })
             .collect()
     }
 
@@ -128,7 +203,19 @@ impl LiveCluster {
             }));
         }
         let caches = self.caches.read().unwrap_or_else(|e| e.into_inner());
-        Some(Ok(caches.get(&key).map(|c| (c.store.state(), c.resource.clone()))))
+        let Some(c) = caches.get(&key) else { return Some(Ok(None)) };
+        if !c.health.up.load(Ordering::SeqCst) {
+            // Listing for the first time (a kind installed after start), or relisting after
+            // an error: never answered from a store that may be stale.
+            let why = c.health.error.read().unwrap_or_else(|e| e.into_inner()).clone();
+            let reason = match why {
+                Some(e) => format!("the watch is down ({e}); relisting"),
+                None => "the watch has not listed yet".to_string(),
+            };
+            return Some(Err(Error::Unavailable { resource: format!("{kind}.{group}"), reason }));
+        }
+        let state = c.store.read().unwrap_or_else(|e| e.into_inner()).state();
+        Some(Ok(Some((state, c.resource.clone()))))
     }
 
     /// Run `fut` on the view's runtime and wait for it at most `budget`.
@@ -159,62 +246,118 @@ impl LiveCluster {
     }
 }
 
-/// Discover which watched kinds the cluster serves, then reflect each; `synced` turns true
-/// when every store has its first list.
+/// Discover which watched kinds the cluster serves and reflect each; `synced` turns true when
+/// every store found at start has its first list. Then keep looking, every `rediscover`, for
+/// watched kinds the cluster did not serve yet, and reflect those too: CRDs installed after
+/// covenant started are watched without a restart.
 async fn start(
     client: kube::Client,
     watched: Vec<Watched>,
     caches: Arc<RwLock<HashMap<Watched, Cache>>>,
     synced: Arc<AtomicBool>,
+    rediscover: Duration,
 ) {
     let mut groups: Vec<&str> = watched.iter().map(|(g, _)| g.as_str()).collect();
     groups.sort();
     groups.dedup();
-    let discovery = loop {
-        match Discovery::new(client.clone()).filter(&groups).run().await {
-            Ok(d) => break d,
+    let mut first = true;
+    loop {
+        let discovery = match Discovery::new(client.clone()).filter(&groups).run().await {
+            Ok(d) => d,
             Err(e) => {
                 tracing::warn!(error = %e, "cluster discovery failed; retrying");
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::time::sleep(Duration::from_secs(if first { 2 } else { rediscover.as_secs().max(1) }))
+                    .await;
+                continue;
             }
-        }
-    };
-    let mut readers = Vec::new();
-    for (group, kind) in &watched {
-        let Some((resource, _)) = discovery
-            .groups()
-            .filter(|g| g.name() == group)
-            .flat_map(|g| g.recommended_resources())
-            .find(|(r, _)| &r.kind == kind)
-        else {
-            // Not served by this cluster: nothing to cache, and nothing to wait for.
-            continue;
         };
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let writer = reflector::store::Writer::new(resource.clone());
-        let store = writer.as_reader();
-        let stream = reflector::reflector(writer, watcher(api, watcher::Config::default()))
-            .default_backoff()
-            .touched_objects();
-        tokio::spawn(async move {
+        let mut healths = Vec::new();
+        for (group, kind) in &watched {
+            let key = (group.clone(), kind.clone());
+            if caches.read().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
+                continue;
+            }
+            let Some((resource, _)) = discovery
+                .groups()
+                .filter(|g| g.name() == group)
+                .flat_map(|g| g.recommended_resources())
+                .find(|(r, _)| &r.kind == kind)
+            else {
+                // Not served by this cluster (yet): nothing to cache, and nothing to wait for.
+                continue;
+            };
+            if !first {
+                tracing::info!(resource = %format!("{}.{}", resource.plural, resource.group), "a watched kind is now served; watching it");
+            }
+            let health = Arc::new(Health::default());
+            let store = reflect(client.clone(), resource.clone(), health.clone());
+            healths.push(health.clone());
+            caches.write().unwrap_or_else(|e| e.into_inner()).insert(key, Cache { store, resource, health });
+        }
+        if first {
+            while !healths.iter().all(|h| h.up.load(Ordering::SeqCst)) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            synced.store(true, Ordering::SeqCst);
+            tracing::info!("cluster caches synced");
+            first = false;
+        }
+        if caches.read().unwrap_or_else(|e| e.into_inner()).len() == watched.len() {
+            return;
+        }
+        tokio::time::sleep(rediscover).await;
+    }
+}
+
+/// Reflect one resource into a store, recording the watch's health from its events. After
+/// any watch error the store is rebuilt from a fresh list (a new reflector), so it is never
+/// answered from while it may have missed something: a resumed watch that stays quiet would
+/// otherwise leave no sign that it is whole again. Retries back off from 100 ms to 1 s.
+fn reflect(
+    client: kube::Client,
+    resource: ApiResource,
+    health: Arc<Health>,
+) -> Arc<RwLock<Store<DynamicObject>>> {
+    let api: Api<DynamicObject> = Api::all_with(client, &resource);
+    let first = reflector::store::Writer::new(resource.clone());
+    let slot = Arc::new(RwLock::new(first.as_reader()));
+    let name = format!("{}.{}", resource.plural, resource.group);
+    let store = slot.clone();
+    tokio::spawn(async move {
+        let mut writer = Some(first);
+        let mut retry = Bounded(RETRY_FIRST);
+        loop {
+            let w = writer.take().unwrap_or_else(|| {
+                let w = reflector::store::Writer::new(resource.clone());
+                *slot.write().unwrap_or_else(|e| e.into_inner()) = w.as_reader();
+                w
+            });
+            let stream = reflector::reflector(w, watcher(api.clone(), watcher::Config::default()));
             let mut stream = std::pin::pin!(stream);
             while let Some(item) = stream.next().await {
-                if let Err(e) = item {
-                    tracing::warn!(error = %e, "cluster watch error; backing off");
+                match item {
+                    // The store is whole once the (re)list completes; the watch delivering
+                    // after that keeps it whole.
+                    Ok(watcher::Event::InitDone | watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
+                        use kube::runtime::utils::Backoff;
+                        retry.reset();
+                        health.event()
+                    }
+                    Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => {}
+                    Err(e) => {
+                        if health.up.load(Ordering::SeqCst) {
+                            tracing::warn!(resource = %name, error = %e, "cluster watch error; relisting");
+                        }
+                        health.failed(&e);
+                        break;
+                    }
                 }
             }
-        });
-        readers.push(store.clone());
-        caches
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert((group.clone(), kind.clone()), Cache { store, resource });
-    }
-    for r in readers {
-        let _ = r.wait_until_ready().await;
-    }
-    synced.store(true, Ordering::SeqCst);
-    tracing::info!("cluster caches synced");
+            let delay = retry.next().unwrap_or(RETRY_MAX);
+            tokio::time::sleep(delay).await;
+        }
+    });
+    store
 }
 
 /// The API of a kind the view does not cache (in one namespace or all), found by discovery;
@@ -369,5 +512,9 @@ impl ClusterView for LiveCluster {
 
     fn cache_sizes(&self) -> Vec<(String, usize)> {
         LiveCluster::cache_sizes(self)
+    }
+
+    fn watch_health(&self) -> Vec<(String, bool)> {
+        LiveCluster::watch_health(self)
     }
 }

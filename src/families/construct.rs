@@ -20,7 +20,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::{Claim, Context, Family};
-use crate::cluster::Error as LookupError;
 use crate::mutation::Edit;
 use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
@@ -557,8 +556,10 @@ fn siblings(
     let budget = cx.budget;
     let others = match cx.cluster.list(GROUP, kind, namespace, budget) {
         Ok(o) => o,
-        Err(LookupError::Unavailable { .. }) => return,
-        Err(_) => return,
+        Err(e) => {
+            cx.lookup_failed("CVN-404", &e);
+            return;
+        }
     };
     let same: Vec<_> = others
         .iter()

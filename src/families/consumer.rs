@@ -249,7 +249,13 @@ fn pin(
     let budget = cx.budget;
     let objects = match cx.cluster.list(GROUP, &r.kind, scope(&r.kind, namespace).as_deref(), budget) {
         Ok(o) => o,
-        Err(_) => return, // nothing to resolve against: the apply-order case, or offline
+        Err(e) => {
+            // Offline: nothing to resolve against. A cluster view that cannot answer now
+            // (not synced, a watch relisting, a list refused): never answered from stale
+            // state; the failure policy decides.
+            cx.lookup_failed("CVN-406", &e);
+            return;
+        }
     };
     let candidates = published(&objects, &r.logical);
     let list: Vec<Published> = candidates.iter().map(|(p, _)| p.clone()).collect();

@@ -673,30 +673,18 @@ impl SchemaBearing {
         let budget = cx.budget;
         let objects = match cx.cluster.list(&group, &kind, None, budget) {
             Ok(objects) => objects,
-            // No cluster state at all (offline): the tightening findings stand as they are.
-            Err(LookupError::Unavailable { .. }) => return None,
             Err(e) => {
-                // The lookup could not finish in budget, or was refused: the failure policy
-                // decides, for the lookup and for the tightenings it could not clear.
-                let allow = cx.failure_policy == crate::config::FailurePolicy::Allow;
-                let budget_text = budget
-                    .map(|b| humantime::format_duration(b).to_string())
-                    .unwrap_or_else(|| "its budget".into());
-                let policy = if allow { "allow: admitted with this warning" } else { "deny" };
-                let reason = match &e {
-                    LookupError::Forbidden { verb, reason, .. } => format!(
-                        "the API server forbids covenant to {verb} {plural}.{group} ({reason}); grant the verb {verb} on resource {plural} in API group {group} to covenant's ServiceAccount (deploy/rbac.yaml, ClusterRole covenant-reader)"
-                    ),
-                    e => e.to_string(),
+                // No cluster state at all (offline): the tightening findings stand as they
+                // are. A lookup that could not finish, was refused or met a stale view: the
+                // failure policy decides, for the lookup and for the tightenings it could
+                // not clear.
+                let e = match e {
+                    LookupError::Forbidden { verb, reason, .. } => {
+                        LookupError::Forbidden { resource: format!("{plural}.{group}"), verb, reason }
+                    }
+                    e => e,
                 };
-                let args = vec![
-                    ("rule", "CVN-215".to_string()),
-                    ("resource", format!("{plural}.{group}")),
-                    ("budget", budget_text),
-                    ("reason", reason),
-                    ("policy", policy.to_string()),
-                ];
-                cx.report_change("CVN-901", "", args, None, allow.then_some(Action::Warn));
+                let allow = cx.lookup_failed("CVN-215", &e)?;
                 return allow.then(|| LiveOutcome {
                     satisfied: work.iter().map(|(v, _, _)| v.to_string()).collect(),
                 });

@@ -46,6 +46,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
     for (resource, n) in state.cluster.cache_sizes() {
         state.metrics.cache_objects.with_label_values(&[resource.as_str()]).set(n as i64);
     }
+    for (resource, up) in state.cluster.watch_health() {
+        state.metrics.watch_up.with_label_values(&[resource.as_str()]).set(i64::from(up));
+    }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }

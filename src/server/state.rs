@@ -113,6 +113,10 @@ impl ClusterView for Metered {
     fn cache_sizes(&self) -> Vec<(String, usize)> {
         self.inner.cache_sizes()
     }
+
+    fn watch_health(&self) -> Vec<(String, bool)> {
+        self.inner.watch_health()
+    }
 }
 
 impl AppState {

@@ -1,11 +1,12 @@
 //! A stand-in Kubernetes API server for tests: discovery, list (paginated by `limit` and
 //! `continue`) and watch, served over plain HTTP from fixtures, with the failure modes a real
-//! one has (a list slower than any budget, a list RBAC forbids).
+//! one has: a list slower than any budget, a list RBAC forbids, resources that appear after
+//! start, watches that expire with 410 Gone, and a server that goes away and comes back.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -28,7 +29,23 @@ pub struct Fake {
     pub forbidden: Vec<String>,
 }
 
-async fn apis(State(f): State<Arc<Fake>>) -> Json<Value> {
+/// The server's state: what it holds (tests change it while it runs), and a signal that ends
+/// every open watch with 410 Gone, as an apiserver does when a watch's resourceVersion is
+/// compacted away.
+#[derive(Clone)]
+struct Shared {
+    fake: Arc<RwLock<Fake>>,
+    expire: Arc<tokio::sync::Notify>,
+}
+
+impl Shared {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Fake> {
+        self.fake.read().unwrap()
+    }
+}
+
+async fn apis(State(shared): State<Shared>) -> Json<Value> {
+    let f = shared.read();
     let mut groups: Vec<&str> = f.resources.iter().map(|r| r.0.as_str()).collect();
     groups.dedup();
     let groups: Vec<Value> = groups
@@ -42,9 +59,10 @@ async fn apis(State(f): State<Arc<Fake>>) -> Json<Value> {
 }
 
 async fn group_version(
-    State(f): State<Arc<Fake>>,
+    State(shared): State<Shared>,
     Path((group, version)): Path<(String, String)>,
 ) -> Json<Value> {
+    let f = shared.read();
     let resources: Vec<Value> = f
         .resources
         .iter()
@@ -60,21 +78,30 @@ async fn group_version(
 }
 
 async fn list(
-    State(f): State<Arc<Fake>>,
+    State(shared): State<Shared>,
     Path((group, _version, plural)): Path<(String, String, String)>,
     Query(q): Query<BTreeMap<String, String>>,
 ) -> Response {
     if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
-        // A watch that stays open and reports nothing new.
-        let pending = futures_util::stream::pending::<Result<Bytes, Infallible>>();
+        // A watch that stays open and reports nothing new, until the watches expire: then
+        // one ERROR event carrying 410 Gone, and the stream ends.
+        let expire = shared.expire.clone();
+        let gone = json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure", "message": "too old resource version: 7 (9)", "reason": "Expired", "code": 410}});
+        let stream = futures_util::stream::once(async move {
+            expire.notified().await;
+            Ok::<Bytes, Infallible>(Bytes::from(format!("{gone}\n")))
+        });
         return Response::builder()
             .header("content-type", "application/json")
-            .body(Body::from_stream(pending))
+            .body(Body::from_stream(stream))
             .unwrap();
     }
-    if f.slow.contains(&plural) {
+    let slow = shared.read().slow.contains(&plural);
+    if slow {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
+    let f = shared.read().clone();
     if f.forbidden.contains(&plural) {
         let message = format!(
             "{plural}.{group} is forbidden: User \"system:serviceaccount:covenant-system:covenant\" cannot list resource \"{plural}\" in API group \"{group}\" at the cluster scope"
@@ -100,20 +127,81 @@ async fn list(
 /// Start the fake API server on its own runtime and thread (the engine's lookups block the
 /// caller while they wait, and must not block the server that answers them).
 pub fn serve(fake: Fake) -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        rt.block_on(async move {
-            let app = Router::new()
-                .route("/apis", get(apis))
-                .route("/api", get(|| async { Json(json!({"kind": "APIVersions", "versions": ["v1"]})) }))
-                .route("/apis/{group}/{version}", get(group_version))
-                .route("/apis/{group}/{version}/{plural}", get(list))
-                .with_state(Arc::new(fake));
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
+    let server = FakeServer::start(fake);
+    let addr = server.addr;
+    // Serves for the rest of the test process.
+    std::mem::forget(server);
+    addr
+}
+
+/// A running stand-in API server that a test can change, expire the watches of, stop and
+/// start again on the same address.
+pub struct FakeServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    shared: Shared,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl FakeServer {
+    /// Start serving `fake` on a free loopback port.
+    pub fn start(fake: Fake) -> FakeServer {
+        let shared =
+            Shared { fake: Arc::new(RwLock::new(fake)), expire: Arc::new(tokio::sync::Notify::new()) };
+        let (runtime, addr) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
+        FakeServer { addr, shared, runtime: Some(runtime) }
+    }
+
+    /// Change what it holds.
+    pub fn change(&self, edit: impl FnOnce(&mut Fake)) {
+        edit(&mut self.shared.fake.write().unwrap());
+    }
+
+    /// End every open watch with 410 Gone.
+    pub fn expire_watches(&self) {
+        self.shared.expire.notify_waiters();
+    }
+
+    /// Go away: every connection drops and nothing listens.
+    pub fn stop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+
+    /// Come back on the same address.
+    pub fn restart(&mut self) {
+        self.stop();
+        // The port may take a moment to be free again.
+        for _ in 0..100 {
+            if std::net::TcpListener::bind(self.addr).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (runtime, _) = run(self.shared.clone(), self.addr);
+        self.runtime = Some(runtime);
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr) {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let listener = rt.block_on(tokio::net::TcpListener::bind(at)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = Router::new()
+        .route("/apis", get(apis))
+        .route("/api", get(|| async { Json(json!({"kind": "APIVersions", "versions": ["v1"]})) }))
+        .route("/apis/{group}/{version}", get(group_version))
+        .route("/apis/{group}/{version}/{plural}", get(list))
+        .with_state(shared);
+    rt.spawn(async move {
+        let _ = axum::serve(listener, app).await;
     });
-    rx.recv().unwrap()
+    (rt, addr)
 }
