@@ -151,6 +151,20 @@ impl Engine {
         }
     }
 
+    /// The `group` and `kind` a request is counted under in metrics: as the review names
+    /// them when a family claims that kind, else `other`, so a client cannot grow the label
+    /// sets with made-up kinds (a claimed group keeps its name; its unclaimed kinds are
+    /// `other`).
+    pub fn metric_labels<'g>(&self, group: &'g str, kind: &'g str) -> (&'g str, &'g str) {
+        if self.families.claims_kind(group, kind) {
+            (group, kind)
+        } else if self.families.claims_group(group) {
+            (group, "other")
+        } else {
+            ("other", "other")
+        }
+    }
+
     /// The rule selection in force.
     pub fn rules(&self) -> &RuleSet {
         &self.rules

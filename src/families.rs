@@ -224,6 +224,16 @@ impl FamilyTable {
         Some(self.families[*index].as_ref())
     }
 
+    /// Whether a family claims this exact group and kind (not only its group).
+    pub fn claims_kind(&self, group: &str, kind: &str) -> bool {
+        self.by_kind.get(group).is_some_and(|k| k.contains_key(kind))
+    }
+
+    /// Whether a family claims this group (by a kind of it, or the whole group).
+    pub fn claims_group(&self, group: &str) -> bool {
+        self.by_kind.contains_key(group) || self.by_group.contains_key(group)
+    }
+
     /// The family claiming documents with this `schema` member.
     pub fn by_schema(&self, schema: &str) -> Option<&dyn Family> {
         let index = self.by_schema.get(schema).copied().or(self.any_schema)?;

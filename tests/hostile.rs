@@ -315,3 +315,65 @@ async fn clients_that_never_finish_the_handshake_are_dropped_and_others_served()
     }
     still_answers(&server).await;
 }
+
+/// `request.object` and `request.oldObject` that are present but not JSON objects are a 400
+/// naming the member, for every family's kinds; never judged on a made-up value.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_that_is_not_a_json_object_is_a_400_for_every_family() {
+    let server = TestServer::start().await;
+    let c = server.h2();
+    let url = server.url("/api/v0/validate");
+    let kinds = [
+        ("", "Pod"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiextensions.crossplane.io", "CompositeResourceDefinition"),
+        ("openchoreo.dev", "Component"),
+        ("openchoreo.dev", "ClusterComponentType"),
+        ("launcher.gokure.dev", "Application"),
+    ];
+    for (group, kind) in kinds {
+        for (member, value) in [("object", json!([1])), ("object", json!("x")), ("oldObject", json!(3))] {
+            let mut review = common::review("u", group, kind, json!({"metadata": {"name": "x"}}));
+            review["request"]["operation"] = json!("UPDATE");
+            review["request"]["oldObject"] = json!({"metadata": {"name": "x"}});
+            review["request"][member] = value.clone();
+            let (status, detail) = refusal(post(&c, &url, review.to_string()).await).await;
+            assert_eq!(status, 400, "{kind} {member} = {value}");
+            assert!(detail.contains(&format!("request.{member}")), "{kind}: {detail}");
+        }
+    }
+    still_answers(&server).await;
+}
+
+/// The `group` and `kind` labels of the request metrics come from the kinds a family claims:
+/// made-up values from a client are counted as `other`, so /metrics cannot grow without bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn metric_labels_stay_bounded_whatever_kinds_a_client_sends() {
+    let server = TestServer::start().await;
+    let c = server.h1();
+    let url = server.url("/api/v0/validate");
+    for i in 0..50 {
+        let body = common::review(
+            "u",
+            &format!("group{i}.example.com"),
+            &format!("Kind{i}"),
+            json!({"metadata": {"name": "x"}}),
+        );
+        assert_eq!(post(&c, &url, body.to_string()).await.status(), 200);
+        let body =
+            common::review("u", "openchoreo.dev", &format!("Made{i}"), json!({"metadata": {"name": "x"}}));
+        assert_eq!(post(&c, &url, body.to_string()).await.status(), 200);
+    }
+    let component = common::review("c", "openchoreo.dev", "Component", json!({"metadata": {"name": "x"}}));
+    post(&c, &url, component.to_string()).await;
+    let metrics = server.metrics().await;
+    assert!(
+        !metrics.contains("Kind7") && !metrics.contains("group7") && !metrics.contains("Made7"),
+        "{metrics}"
+    );
+    assert!(metrics.contains(r#"group="other",kind="other""#), "{metrics}");
+    assert!(metrics.contains(r#"group="openchoreo.dev",kind="other""#), "{metrics}");
+    assert!(metrics.contains(r#"group="openchoreo.dev",kind="Component""#), "{metrics}");
+    let series = metrics.lines().filter(|l| l.starts_with("covenant_admission_requests_total{")).count();
+    assert!(series <= 4, "{series} series:\n{metrics}");
+}

@@ -179,7 +179,24 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
     }
     let Obj(request) = review.request.ok_or(DecodeError::NoRequest)?;
     let (Obj(kind), Obj(user_info)) = (request.kind, request.user_info);
-    // `null` objects arrive as a raw `null`; an absent object is the same thing.
+    // `null` objects arrive as a raw `null`; an absent object is the same thing. Anything
+    // else must be a JSON object: a family never judges a made-up value.
+    for (member, raw) in [("request.object", &request.object), ("request.oldObject", &request.old_object)] {
+        if let Some(r) = raw {
+            let first = r.get().trim_start().chars().next().unwrap_or(' ');
+            if r.get() != "null" && first != '{' {
+                let found = match first {
+                    '[' => "a list",
+                    '"' => "a string",
+                    't' | 'f' => "a boolean",
+                    _ => "a number",
+                };
+                return Err(DecodeError::Malformed(format!(
+                    "{member}: expected an object or null, found {found}"
+                )));
+            }
+        }
+    }
     let present = |o: Option<Box<RawValue>>| o.filter(|r| r.get() != "null").map(Object::from_raw);
     let subject = Subject {
         gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
@@ -201,6 +218,25 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_that_is_not_a_json_object_is_refused_naming_the_member() {
+        let review = |object: &str, old: &str| {
+            format!(
+                r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"u","kind":{{"group":"","version":"v1","kind":"Pod"}},"resource":{{"group":"","version":"v1","resource":"pods"}},"operation":"UPDATE","userInfo":{{}},"object":{object},"oldObject":{old}}}}}"#
+            )
+        };
+        for (object, old, member, found) in [
+            ("[1]", "null", "request.object", "a list"),
+            ("\"x\"", "{}", "request.object", "a string"),
+            ("{}", "7", "request.oldObject", "a number"),
+            ("{}", "true", "request.oldObject", "a boolean"),
+        ] {
+            let e = decode(review(object, old).as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(member) && e.contains(found), "{e}");
+        }
+        assert!(decode(review("{}", "null").as_bytes()).is_ok());
+    }
 
     const MINIMAL: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{"username":"me"},"object":{"a":1},"oldObject":null}}"#;
 

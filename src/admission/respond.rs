@@ -153,8 +153,18 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
     }
 
     if !verdict.findings.is_empty() {
-        let mut ids: Vec<&str> = verdict.findings.iter().map(|f| f.rule.id).collect();
-        ids.dedup();
+        // Each rule once, with a count where it fired more than once (`CVN-201×83`).
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        for f in &verdict.findings {
+            match counted.iter_mut().find(|(id, _)| *id == f.rule.id) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((f.rule.id, 1)),
+            }
+        }
+        let ids: Vec<String> = counted
+            .iter()
+            .map(|(id, n)| if *n == 1 { id.to_string() } else { format!("{id}×{n}") })
+            .collect();
         response.audit_annotations.insert("rules".into(), ids.join(","));
         let audited: Vec<String> = verdict.at(Action::Audit).map(|f| f.line()).collect();
         if !audited.is_empty() {
@@ -209,7 +219,7 @@ mod tests {
             .starts_with("2 covenant violation(s): CVN-109 /x: bad"));
         assert_eq!(r["status"]["details"]["causes"].as_array().unwrap().len(), 2);
         assert_eq!(r["status"]["details"]["causes"][0]["reason"], "CVN-109");
-        assert_eq!(r["auditAnnotations"]["rules"], "CVN-109");
+        assert_eq!(r["auditAnnotations"]["rules"], "CVN-109×2");
     }
 
     #[test]

@@ -178,15 +178,21 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     let decision = if verdict.denied() { "denied" } else { "allowed" };
     let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
-    state
-        .metrics
-        .requests
-        .with_label_values(&[webhook.as_str(), op, &subject.gvk.group, &subject.gvk.kind, decision, dry_run])
-        .inc();
+    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
+    state.metrics.requests.with_label_values(&[webhook.as_str(), op, group, kind, decision, dry_run]).inc();
     for f in &verdict.findings {
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
-    let rules: Vec<&str> = verdict.findings.iter().map(|f| f.rule.id).collect();
+    // Each rule once, with how many findings it drew (a CRD update can draw hundreds).
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for f in &verdict.findings {
+        match counted.iter_mut().find(|(id, _)| *id == f.rule.id) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((f.rule.id, 1)),
+        }
+    }
+    let rules: Vec<String> =
+        counted.iter().map(|(id, n)| if *n == 1 { id.to_string() } else { format!("{id}×{n}") }).collect();
     tracing::info!(
         uid = %review.uid,
         webhook = webhook.as_str(),
@@ -218,16 +224,11 @@ fn answer(
         }
     };
     let dry_run = if subject.dry_run { "true" } else { "false" };
+    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
     state
         .metrics
         .duration
-        .with_label_values(&[
-            webhook,
-            subject.operation.as_label(),
-            &subject.gvk.group,
-            &subject.gvk.kind,
-            dry_run,
-        ])
+        .with_label_values(&[webhook, subject.operation.as_label(), group, kind, dry_run])
         .observe(started.elapsed().as_secs_f64());
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -247,11 +248,8 @@ fn answer_mutation(
     let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
     let decision = if mutation.ops.is_empty() { "allowed" } else { "patched" };
-    state
-        .metrics
-        .requests
-        .with_label_values(&["mutate", op, &subject.gvk.group, &subject.gvk.kind, decision, dry_run])
-        .inc();
+    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
+    state.metrics.requests.with_label_values(&["mutate", op, group, kind, decision, dry_run]).inc();
     for rule in &mutation.rules {
         state.metrics.patches.with_label_values(&[rule]).inc();
     }
