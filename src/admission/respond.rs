@@ -13,6 +13,11 @@ use crate::rules::Action;
 pub const MAX_WARNINGS: usize = 20;
 /// Warnings longer than this are cut; the apiserver truncates over 256 characters.
 pub const MAX_WARNING_LEN: usize = 256;
+/// At most this many findings go back as `status.details.causes` (one more says how many
+/// were left out): a CRD update can draw thousands.
+pub const MAX_CAUSES: usize = 100;
+/// A cause's message is cut at this length.
+pub const MAX_CAUSE_LEN: usize = 1024;
 /// The deny message kubectl prints is cut at this length; the causes carry the rest.
 const MAX_MESSAGE_LEN: usize = 1024;
 
@@ -31,7 +36,7 @@ fn truncate(s: &str, max: usize) -> String {
 fn deny_message(lines: &[String]) -> String {
     let head = format!("{} covenant violation(s): ", lines.len());
     let more = |n: usize| {
-        format!("; and {n} more (all of them are in status.details.causes, or run `covenant check` on the document)")
+        format!("; and {n} more (see status.details.causes, or run `covenant check` on the document for all of them)")
     };
     let mut message = head.clone();
     for (i, line) in lines.iter().enumerate() {
@@ -118,14 +123,27 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
     let denials: Vec<_> = verdict.at(Action::Deny).collect();
     if !denials.is_empty() {
         let message = deny_message(&denials.iter().map(|f| f.line()).collect::<Vec<_>>());
-        let causes = denials
+        // Capped like the warnings: the first MAX_CAUSES findings, then one cause saying how
+        // many more there were and where to see them all.
+        let mut causes: Vec<StatusCause> = denials
             .iter()
+            .take(MAX_CAUSES)
             .map(|f| StatusCause {
                 reason: f.rule.id.to_string(),
-                message: f.message.clone(),
+                message: truncate(&f.message, MAX_CAUSE_LEN),
                 field: f.pointer.clone(),
             })
             .collect();
+        if denials.len() > MAX_CAUSES {
+            causes.push(StatusCause {
+                reason: "covenant".into(),
+                message: format!(
+                    "{} more finding(s) not listed; run `covenant check` on the document to see them all",
+                    denials.len() - MAX_CAUSES
+                ),
+                field: String::new(),
+            });
+        }
         response = response.deny(message);
         response.result.status = Some(kube::core::response::StatusSummary::Failure);
         response.result.code = 403;
@@ -246,7 +264,7 @@ mod tests {
         assert!(shown >= 2, "{message}");
         assert!(
             message.ends_with(&format!(
-                "; and {} more (all of them are in status.details.causes, or run `covenant check` on the document)",
+                "; and {} more (see status.details.causes, or run `covenant check` on the document for all of them)",
                 20 - shown
             )),
             "{message}"
@@ -254,6 +272,12 @@ mod tests {
         // Every finding shown is whole.
         assert_eq!(message.matches("word ".repeat(29).trim_end()).count(), shown);
         assert_eq!(v["response"]["status"]["details"]["causes"].as_array().unwrap().len(), 20);
+        // Thousands of findings: the causes are capped, and the last says how many more.
+        let verdict = Verdict { family: None, findings: (0..2500).map(long).collect(), exempted: None, expired: Vec::new() };
+        let v = respond("abc", &verdict, &[]);
+        let causes = v["response"]["status"]["details"]["causes"].as_array().unwrap();
+        assert_eq!(causes.len(), MAX_CAUSES + 1);
+        assert!(causes[MAX_CAUSES]["message"].as_str().unwrap().starts_with("2400 more finding(s)"));
         // One finding longer than the limit is cut at a word, not mid-word.
         let huge = Finding::new(
             lookup("CVN-109").unwrap(),
