@@ -66,5 +66,33 @@ fn evolution(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, evolution);
+/// A CRD of `versions` served versions, each with a `mode` enum of `values` values, the
+/// update removing one value: what a hostile or merely huge CRD costs to judge.
+fn wide_crd(versions: usize, values: usize, drop_last: bool) -> Value {
+    let n = if drop_last { values - 1 } else { values };
+    let schema = serde_json::json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "mode": {"type": "string", "enum": (0..n).map(|i| format!("value-{i}")).collect::<Vec<_>>()}}}}});
+    let list: Vec<Value> = (0..versions)
+        .map(|i| {
+            serde_json::json!({"name": format!("v{}", i + 1), "served": true, "storage": i == 0,
+            "schema": {"openAPIV3Schema": schema}})
+        })
+        .collect();
+    serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "wides.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Wide", "plural": "wides"}, "versions": list}})
+}
+
+/// Near-linear comparisons: a 40,000-value enum, 1,500 served versions of one shape.
+fn hostile(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hostile");
+    g.sample_size(10);
+    let (old, new) = (wide_crd(1, 40_000, false), wide_crd(1, 40_000, true));
+    g.bench_function("enum_40000_values", |b| b.iter(|| evolve(&old, &new)));
+    let (old, new) = (wide_crd(1500, 4, false), wide_crd(1500, 4, true));
+    g.bench_function("served_versions_1500", |b| b.iter(|| evolve(&old, &new)));
+    g.finish();
+}
+
+criterion_group!(benches, evolution, hostile);
 criterion_main!(benches);

@@ -273,7 +273,12 @@ mod tests {
         assert_eq!(message.matches("word ".repeat(29).trim_end()).count(), shown);
         assert_eq!(v["response"]["status"]["details"]["causes"].as_array().unwrap().len(), 20);
         // Thousands of findings: the causes are capped, and the last says how many more.
-        let verdict = Verdict { family: None, findings: (0..2500).map(long).collect(), exempted: None, expired: Vec::new() };
+        let verdict = Verdict {
+            family: None,
+            findings: (0..2500).map(long).collect(),
+            exempted: None,
+            expired: Vec::new(),
+        };
         let v = respond("abc", &verdict, &[]);
         let causes = v["response"]["status"]["details"]["causes"].as_array().unwrap();
         assert_eq!(causes.len(), MAX_CAUSES + 1);

@@ -347,43 +347,70 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
     }
 
     // Served versions share one shape when nothing converts (XRDs never convert). Only pairs
-    // that newly differ are reported.
+    // that newly differ are reported. Versions written with the same schema before and after
+    // share one loaded schema, so each distinct pair of schemas is diffed once: a CRD serving
+    // hundreds of versions of one shape costs one group, not every pair.
     if flavor == Flavor::Xrd || !converts(new) {
-        let served: Vec<&Version> = new_versions.iter().filter(|v| v.served).collect();
-        for (i, a) in served.iter().enumerate() {
-            for b in &served[i + 1..] {
-                let (Some(sa), Some(sb)) = (new_schemas.get(&a.name), new_schemas.get(&b.name)) else {
-                    continue;
-                };
-                let now = shape_differences(sa, sb);
+        type Group<'g> = (&'g Arc<Schema>, Option<&'g Arc<Schema>>, Vec<&'g Version<'g>>);
+        let mut groups: Vec<Group> = Vec::new();
+        for v in new_versions.iter().filter(|v| v.served) {
+            let Some(ns) = new_schemas.get(&v.name) else { continue };
+            let os = old_schemas.get(&v.name);
+            let same = |g: &&mut Group| {
+                Arc::ptr_eq(g.0, ns)
+                    && match (g.1, os) {
+                        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            };
+            match groups.iter_mut().find(same) {
+                Some(g) => g.2.push(v),
+                None => groups.push((ns, os, vec![v])),
+            }
+        }
+        let mut found: Vec<(usize, usize, Structural)> = Vec::new();
+        for (i, ga) in groups.iter().enumerate() {
+            for gb in &groups[i + 1..] {
+                let now = shape_differences(ga.0, gb.0);
                 if now.is_empty() {
                     continue;
                 }
-                let before = match (old_schemas.get(&a.name), old_schemas.get(&b.name)) {
+                let before = match (ga.1, gb.1) {
                     (Some(oa), Some(ob)) if flavor == Flavor::Xrd || !converts(old) => {
                         shape_differences(oa, ob)
                     }
                     _ => Vec::new(),
                 };
                 let new_ones: Vec<&String> = now.iter().filter(|d| !before.contains(d)).collect();
-                if let Some(first) = new_ones.first() {
-                    let more = if new_ones.len() > 1 {
-                        format!(" (and {} more)", new_ones.len() - 1)
-                    } else {
-                        String::new()
-                    };
-                    structural.push(Structural {
-                        rule: "CVN-216",
-                        pointer: format!("/spec/versions/{}", b.index),
-                        args: vec![
-                            ("a", a.name.clone()),
-                            ("b", b.name.clone()),
-                            ("detail", format!("{first}{more}")),
-                        ],
-                    });
+                let Some(first) = new_ones.first() else { continue };
+                let more = if new_ones.len() > 1 {
+                    format!(" (and {} more)", new_ones.len() - 1)
+                } else {
+                    String::new()
+                };
+                for x in &ga.2 {
+                    for y in &gb.2 {
+                        let (a, b) = if x.index < y.index { (x, y) } else { (y, x) };
+                        found.push((
+                            a.index,
+                            b.index,
+                            Structural {
+                                rule: "CVN-216",
+                                pointer: format!("/spec/versions/{}", b.index),
+                                args: vec![
+                                    ("a", a.name.clone()),
+                                    ("b", b.name.clone()),
+                                    ("detail", format!("{first}{more}")),
+                                ],
+                            },
+                        ));
+                    }
                 }
             }
         }
+        found.sort_by_key(|(a, b, _)| (*a, *b));
+        structural.extend(found.into_iter().map(|(_, _, s)| s));
     }
 
     // XRD deprecation discipline and composition.

@@ -208,6 +208,49 @@ fn admits(types: &[Type], t: Type) -> bool {
     types.is_empty() || types.contains(&t) || (t == Type::Integer && types.contains(&Type::Number))
 }
 
+/// A value's key for hashing: two values have the same key exactly when `same_value` says
+/// they are the same (an integral `3.0` and `3` alike; object keys in order).
+pub fn canonical(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    use std::fmt::Write;
+    match v {
+        Value::Number(n) => {
+            match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => write!(out, "i{i}"),
+                (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => write!(out, "i{}", f as i64),
+                (None, Some(f)) => write!(out, "f{f:e}"),
+                (None, None) => write!(out, "n{n}"),
+            }
+            .ok();
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for i in items {
+                write_canonical(i, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for k in keys {
+                write!(out, "{k:?}:").ok();
+                write_canonical(&map[k], out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 /// Whether two values are the same for a schema (numbers compared numerically).
 pub fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -350,10 +393,15 @@ fn enumeration(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
             push(out, at, ChangeKind::EnumDropped, Some("enum"), Some(Value::Array(a.clone())), None)
         }
         (Some(a), Some(b)) => {
-            for v in b.iter().filter(|v| !a.iter().any(|w| same_value(v, w))) {
+            // Hashed, not every-against-every: an enum of tens of thousands of values is
+            // compared in time linear in its size.
+            let keys =
+                |list: &[Value]| list.iter().map(canonical).collect::<std::collections::HashSet<String>>();
+            let (ka, kb) = (keys(a), keys(b));
+            for v in b.iter().filter(|v| !ka.contains(&canonical(v))) {
                 push(out, at, ChangeKind::EnumValueAdded, Some("enum"), None, Some(v.clone()));
             }
-            for v in a.iter().filter(|v| !b.iter().any(|w| same_value(v, w))) {
+            for v in a.iter().filter(|v| !kb.contains(&canonical(v))) {
                 push(out, at, ChangeKind::EnumValueRemoved, Some("enum"), Some(v.clone()), None);
             }
         }
@@ -556,11 +604,14 @@ fn rule_value(r: &CelRule) -> Value {
 fn validations(old: &[CelRule], new: &[CelRule], at: &str, out: &mut Vec<Change>) {
     let what = Some("x-kubernetes-validations");
     let mut consumed: Vec<&str> = Vec::new();
+    let by_text: std::collections::HashMap<&str, &CelRule> =
+        old.iter().map(|o| (o.rule.as_str(), o)).collect();
+    let new_texts: std::collections::HashSet<&str> = new.iter().map(|r| r.rule.as_str()).collect();
     for r in new {
-        match old.iter().find(|o| o.rule == r.rule) {
+        match by_text.get(r.rule.as_str()).copied() {
             None => {
                 let loosened = immutable_paths(&r.rule).and_then(|kept| {
-                    old.iter().filter(|o| !new.iter().any(|n| n.rule == o.rule)).find(|o| {
+                    old.iter().filter(|o| !new_texts.contains(o.rule.as_str())).find(|o| {
                         !consumed.contains(&o.rule.as_str())
                             && immutable_paths(&o.rule).is_some_and(|held| covered(&kept, &held))
                     })
@@ -716,23 +767,27 @@ fn properties(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
             }
         }
     }
+    let (old_required, new_required): (
+        std::collections::HashSet<&String>,
+        std::collections::HashSet<&String>,
+    ) = (old.required.iter().collect(), new.required.iter().collect());
     for key in new.properties.keys().filter(|k| !old.properties.contains_key(*k)) {
         let here = format!("{at}/{}", escape(key));
-        let required = new.required.contains(key);
+        let required = new_required.contains(key);
         let kind = if required { ChangeKind::RequiredPropertyAdded } else { ChangeKind::PropertyAdded };
         push(out, &here, kind, Some(key), None, Some(Value::Bool(true)));
     }
     for key in &new.required {
         let here = format!("{at}/{}", escape(key));
-        if !old.required.contains(key) && old.properties.contains_key(key) {
+        if !old_required.contains(key) && old.properties.contains_key(key) {
             push(out, &here, ChangeKind::RequiredAdded, Some(key), Some(false.into()), Some(true.into()));
-        } else if !old.required.contains(key) && !new.properties.contains_key(key) {
+        } else if !old_required.contains(key) && !new.properties.contains_key(key) {
             // Required without a declared property (allowed in OpenAPI): a tightening all
             // the same.
             push(out, &here, ChangeKind::RequiredAdded, Some(key), Some(false.into()), Some(true.into()));
         }
     }
-    for key in old.required.iter().filter(|k| !new.required.contains(k)) {
+    for key in old.required.iter().filter(|k| !new_required.contains(k)) {
         if new.properties.contains_key(key) || !old.properties.contains_key(key) {
             let here = format!("{at}/{}", escape(key));
             push(out, &here, ChangeKind::RequiredRemoved, Some(key), Some(true.into()), Some(false.into()));
@@ -869,6 +924,27 @@ mod tests {
                 ChangeKind::ValidationRemoved
             ]
         );
+    }
+
+    #[test]
+    fn canonical_keys_agree_with_same_value() {
+        let values = [
+            json!(3),
+            json!(3.0),
+            json!(3.5),
+            json!("3"),
+            json!([1, 2.0]),
+            json!([1, 2]),
+            json!({"b": 1, "a": 2}),
+            json!({"a": 2.0, "b": 1}),
+            json!(null),
+            json!(true),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(canonical(a) == canonical(b), same_value(a, b), "{a} {b}");
+            }
+        }
     }
 
     #[test]
