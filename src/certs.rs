@@ -27,6 +27,9 @@ pub struct DevCerts {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The parameters ask for a certificate that could not serve.
+    #[error("{0}")]
+    Invalid(String),
     /// rcgen refused the parameters.
     #[error("cannot generate certificate: {0}")]
     Generate(#[from] rcgen::Error),
@@ -38,6 +41,22 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// Whether `name` is a DNS name a certificate can carry: dot-separated labels of letters,
+/// digits and hyphens (not at either end), each at most 63 characters, optionally led by
+/// a `*.` wildcard.
+fn is_dns_name(name: &str) -> bool {
+    let name = name.strip_prefix("*.").unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
 }
 
 /// Paths of the files `write` creates.
@@ -55,6 +74,21 @@ impl DevCerts {
     /// A new CA and a serving certificate for `names` (DNS names or IP addresses), valid for
     /// `days` days.
     pub fn generate(names: &[String], days: i64) -> Result<DevCerts, Error> {
+        if days < 1 {
+            return Err(Error::Invalid(format!(
+                "--days {days}: a certificate valid for less than a day would be expired (or all but) when it is served; expected 1 or more"
+            )));
+        }
+        if names.is_empty() {
+            return Err(Error::Invalid("at least one --dns name is needed".into()));
+        }
+        for name in names {
+            if name.parse::<std::net::IpAddr>().is_err() && !is_dns_name(name) {
+                return Err(Error::Invalid(format!(
+                    "--dns {name:?} is neither a DNS name (labels of letters, digits and '-', such as covenant.covenant-system.svc; '*.' may lead) nor an IP address"
+                )));
+            }
+        }
         let now = time::OffsetDateTime::now_utc();
         let not_after = now + time::Duration::days(days);
 
@@ -117,6 +151,23 @@ impl DevCerts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_expired_certificate_or_a_name_that_is_no_dns_name_is_refused() {
+        let names = vec!["covenant.covenant-system.svc".to_string()];
+        for days in [0, -3] {
+            let e = DevCerts::generate(&names, days).unwrap_err().to_string();
+            assert!(e.contains("--days") && e.contains("expected 1 or more"), "{e}");
+        }
+        for bad in ["not a name", "-lead.example", "a..b", "ünïcode.example", ""] {
+            let e = DevCerts::generate(&[bad.to_string()], 30).unwrap_err().to_string();
+            assert!(e.contains("neither a DNS name"), "{bad}: {e}");
+        }
+        for good in ["localhost", "*.covenant-system.svc", "127.0.0.1", "::1", "covenant.covenant-system.svc"]
+        {
+            assert!(DevCerts::generate(&[good.to_string()], 1).is_ok(), "{good}");
+        }
+    }
 
     #[test]
     fn generated_pair_is_pem_and_bundle_decodes() {

@@ -81,7 +81,8 @@ pub enum RulesOutput {
     Text,
     /// JSON.
     Json,
-    /// Markdown (what docs/rules.md holds).
+    /// Markdown (what docs/rules.md holds); `markdown` means the same.
+    #[value(alias = "markdown")]
     Md,
 }
 
@@ -240,7 +241,8 @@ pub enum DiffOutput {
     Text,
     /// The JSON contract.
     Json,
-    /// A pull-request body.
+    /// A pull-request body; `md` means the same.
+    #[value(alias = "md")]
     Markdown,
 }
 

@@ -6,6 +6,7 @@ use clap::Parser;
 use covenant::cli::{renamed, run, Cli};
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args: Vec<String> = std::env::args().collect();
     if let Some(refusal) = renamed(&args) {
         eprintln!("{refusal}");
@@ -21,8 +22,36 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// Writing into a closed pipe (`covenant diff … | head -1`) ends the process quietly, as it
+/// does for other command-line tools, instead of a panic about a broken pipe: Rust ignores
+/// SIGPIPE by default, so the default action is restored.
+fn restore_sigpipe() {
+    // SAFETY: setting a signal's disposition to its default before any thread is started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// An error and its causes, each said once: a cause whose text the message already carries
+/// (an error that quotes its source) is not repeated.
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

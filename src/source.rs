@@ -95,6 +95,8 @@ pub struct SyntaxError {
 
 /// Parse a YAML stream (JSON is YAML) into its documents.
 pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
+    // A UTF-8 byte-order mark is read like the same file without it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {

@@ -69,6 +69,16 @@ fn exit_codes_clean_denied_and_input_error() {
     let missing = covenant().args(["check", "/nonexistent/covenant"]).assert().code(2);
     let stderr = String::from_utf8(missing.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("cannot read /nonexistent/covenant"), "{stderr}");
+    assert_eq!(stderr.matches("os error 2").count(), 1, "a cause is said once: {stderr}");
+    // An error that quotes its own source (a certificate file that is not there).
+    let serve = covenant()
+        .args(["serve", "--offline", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .args(["--tls-cert", "/nonexistent/tls.crt", "--tls-key", "/nonexistent/tls.key"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(serve.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("/nonexistent/tls.crt"), "{stderr}");
+    assert_eq!(stderr.matches("os error 2").count(), 1, "a cause is said once: {stderr}");
     covenant().args(["check"]).assert().code(2);
     covenant().args(["check", "--output", "xml", "x.yaml"]).assert().code(2);
 }
@@ -186,4 +196,68 @@ fn certs_writes_a_pair_and_prints_the_ca_bundle() {
     let ca = base64::engine::general_purpose::STANDARD.decode(bundle.trim()).unwrap();
     assert_eq!(ca, std::fs::read(dir.path().join("ca.crt")).unwrap());
     assert!(std::fs::read_to_string(dir.path().join("tls.key")).unwrap().contains("PRIVATE KEY"));
+}
+
+/// `covenant diff … | head -1`: the reader goes away after one line; covenant ends quietly
+/// (SIGPIPE, as other tools do), never with a panic about a broken pipe.
+#[test]
+fn writing_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let dir = common::fixtures().join("crd-history/kyverno/clusterpolicies");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+        .arg("diff")
+        .arg(dir.join("v1.12.0.yaml"))
+        .arg(dir.join("v1.13.0.yaml"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("CustomResourceDefinition"), "{first}");
+    // The pipe is closed here, with most of the diff unwritten.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(13), "ended by SIGPIPE: {:?}", out.status);
+}
+
+/// A file that starts with a UTF-8 byte-order mark is read like the same file without it,
+/// and `md` and `markdown` mean the same on every command that prints Markdown.
+#[test]
+fn a_byte_order_mark_is_read_through_and_markdown_has_one_spelling_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  components:\n    - {name: web, type: webservice, properties: {replicaz: 1}}\n";
+    std::fs::write(dir.path().join("plain.yaml"), text).unwrap();
+    std::fs::write(dir.path().join("bom.yaml"), format!("\u{feff}{text}")).unwrap();
+    let run = |file: &str| {
+        let out =
+            covenant().current_dir(dir.path()).args(["check", file, "--output", "json"]).assert().code(1);
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].clone(), f["pointer"].clone(), f["line"].clone(), f["column"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let plain = run("plain.yaml");
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert_eq!(run("bom.yaml"), plain);
+    let rules =
+        |o: &str| covenant().args(["rules", "--output", o]).assert().success().get_output().stdout.clone();
+    assert_eq!(rules("md"), rules("markdown"));
+    let fixture = common::fixtures().join("rules/CVN-204");
+    let diff = |o: &str| {
+        covenant()
+            .args(["diff", "--output", o])
+            .arg(fixture.join("base.yaml"))
+            .arg(fixture.join("input.yaml"))
+            .assert()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(diff("md"), diff("markdown"));
 }
