@@ -187,3 +187,85 @@ async fn tls_1_2_and_1_3_are_both_served() {
         assert_eq!(resp.status(), 200, "{version:?}");
     }
 }
+
+/// A pair made by hand: valid from `from` to `until` (seconds from now), for `names`.
+fn pair(names: &[&str], from: i64, until: i64) -> DevCerts {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params =
+        rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now + time::Duration::seconds(from);
+    params.not_after = now + time::Duration::seconds(until);
+    let cert = params.self_signed(&key).unwrap();
+    DevCerts {
+        ca_pem: cert.pem(),
+        ca_key_pem: key.serialize_pem(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
+fn reloads(metrics: &str, result: &str) -> u64 {
+    let line = format!("covenant_tls_reloads_total{{result=\"{result}\"}} ");
+    metrics.lines().find_map(|l| l.strip_prefix(&line)).map(|n| n.trim().parse().unwrap()).unwrap_or(0)
+}
+
+/// A reload is checked before it serves: expired, not yet valid, or not covering the names
+/// the serving certificate covers is refused (one failure each, a missing file too, counted
+/// once however long it stays missing), the old pair keeps serving, and the expiry metric
+/// follows what is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = DevCerts::generate(&names(), 2).unwrap();
+    project(dir.path(), "v1", &first);
+    let cert = CertPaths { cert: dir.path().join("tls.crt"), key: dir.path().join("tls.key") };
+    let server = TestServer::with(Setup {
+        reload_interval: Duration::from_millis(50),
+        cert: Some(cert),
+        ca_pem: Some(first.ca_pem.clone()),
+        dir: Some(dir),
+        ..Setup::default()
+    })
+    .await;
+    let url = server.url("/api/v0/validate");
+    let old = client(&[&first.ca_pem], server.webhook, false, None);
+    let expiry = |m: &str| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("covenant_tls_certificate_expiry_timestamp_seconds "))
+            .unwrap()
+            .to_string()
+    };
+    let served_expiry = expiry(&server.metrics().await);
+    let settle = || tokio::time::sleep(Duration::from_millis(400));
+    let mut failures = 0;
+    for (version, unfit) in [
+        ("expired", pair(&["localhost", "127.0.0.1"], -7200, -3600)),
+        ("future", pair(&["localhost", "127.0.0.1"], 3600, 7200)),
+        ("narrower", pair(&["other.example"], -60, 3600)),
+    ] {
+        project(server.dir.path(), version, &unfit);
+        settle().await;
+        failures += 1;
+        let m = server.metrics().await;
+        assert_eq!(reloads(&m, "failure"), failures, "{version}: {m}");
+        assert_eq!(reloads(&m, "success"), 0, "{version}");
+        assert_eq!(expiry(&m), served_expiry, "{version}: the metric follows what is served");
+        let resp = post(&old, &url, sample()).await;
+        assert_eq!(resp.status(), 200, "{version}: the old pair keeps serving");
+    }
+    // Missing files: one failure, not one per poll.
+    std::os::unix::fs::symlink("gone", server.dir.path().join("..data_tmp")).unwrap();
+    std::fs::rename(server.dir.path().join("..data_tmp"), server.dir.path().join("..data")).unwrap();
+    settle().await;
+    settle().await;
+    assert_eq!(reloads(&server.metrics().await, "failure"), failures + 1);
+    assert_eq!(post(&old, &url, sample()).await.status(), 200);
+    // A fit pair comes into service.
+    let second = DevCerts::generate(&names(), 2).unwrap();
+    project(server.dir.path(), "v2", &second);
+    settle().await;
+    assert_eq!(reloads(&server.metrics().await, "success"), 1);
+    let new = client(&[&second.ca_pem], server.webhook, false, None);
+    assert_eq!(post(&new, &url, sample()).await.status(), 200);
+}

@@ -60,6 +60,9 @@ struct Loaded {
     key: Arc<CertifiedKey>,
     bytes: (Vec<u8>, Vec<u8>),
     not_after: Option<i64>,
+    not_before: Option<i64>,
+    /// The DNS names and IP addresses the leaf certificate covers.
+    names: Vec<String>,
 }
 
 fn load(paths: &CertPaths) -> Result<Loaded, Error> {
@@ -82,10 +85,61 @@ fn load(paths: &CertPaths) -> Result<Loaded, Error> {
     certified
         .keys_match()
         .map_err(|e| invalid(&paths.key, format!("key does not match the certificate: {e}")))?;
-    let not_after = x509_parser::parse_x509_certificate(certified.cert[0].as_ref())
-        .ok()
-        .map(|(_, c)| c.validity().not_after.timestamp());
-    Ok(Loaded { key: Arc::new(certified), bytes: (cert_bytes, key_bytes), not_after })
+    let parsed = x509_parser::parse_x509_certificate(certified.cert[0].as_ref()).ok().map(|(_, c)| c);
+    let not_after = parsed.as_ref().map(|c| c.validity().not_after.timestamp());
+    let not_before = parsed.as_ref().map(|c| c.validity().not_before.timestamp());
+    let mut names = Vec::new();
+    if let Some(Ok(Some(san))) = parsed.as_ref().map(|c| c.subject_alternative_name()) {
+        for n in &san.value.general_names {
+            match n {
+                x509_parser::extensions::GeneralName::DNSName(d) => names.push(d.to_string()),
+                x509_parser::extensions::GeneralName::IPAddress(ip) => match ip.len() {
+                    4 => names.push(std::net::Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]).to_string()),
+                    16 => {
+                        let mut b = [0u8; 16];
+                        b.copy_from_slice(ip);
+                        names.push(std::net::Ipv6Addr::from(b).to_string())
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    Ok(Loaded { key: Arc::new(certified), bytes: (cert_bytes, key_bytes), not_after, not_before, names })
+}
+
+/// Why a loaded pair must not replace the one in service: expired, not yet valid, or not
+/// covering a name the serving certificate covers (clients reach covenant by those names).
+fn unfit(loaded: &Loaded, serving: &[String], path: &Path) -> Option<Error> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let invalid = |reason: String| Some(Error::Invalid { path: path.display().to_string(), reason });
+    let at = |t: i64| {
+        humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64),
+        )
+    };
+    if let Some(t) = loaded.not_after.filter(|t| *t <= now) {
+        return invalid(format!("the certificate expired at {}; the one in service keeps serving", at(t)));
+    }
+    if let Some(t) = loaded.not_before.filter(|t| *t > now) {
+        return invalid(format!(
+            "the certificate is not valid before {}; the one in service keeps serving",
+            at(t)
+        ));
+    }
+    let missing: Vec<&String> = serving.iter().filter(|n| !loaded.names.contains(n)).collect();
+    if !missing.is_empty() {
+        let missing: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        return invalid(format!(
+            "the certificate does not cover {} that the one in service covers; it keeps serving",
+            missing.join(", ")
+        ));
+    }
+    None
 }
 
 /// Serves whichever key pair was loaded last.
@@ -107,6 +161,10 @@ pub struct Tls {
     resolver: Arc<ReloadingResolver>,
     paths: CertPaths,
     last: std::sync::Mutex<(Vec<u8>, Vec<u8>)>,
+    /// The names the certificate in service covers.
+    names: std::sync::Mutex<Vec<String>>,
+    /// The last refusal, so a file that stays broken is counted and logged once.
+    refused: std::sync::Mutex<Option<String>>,
 }
 
 impl Tls {
@@ -143,12 +201,41 @@ impl Tls {
         };
         let mut config = builder.with_cert_resolver(resolver.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(Tls { config: Arc::new(config), resolver, paths, last: std::sync::Mutex::new(loaded.bytes) })
+        Ok(Tls {
+            config: Arc::new(config),
+            resolver,
+            paths,
+            last: std::sync::Mutex::new(loaded.bytes),
+            names: std::sync::Mutex::new(loaded.names),
+            refused: std::sync::Mutex::new(None),
+        })
     }
 
-    /// Re-read the files; swap the key pair if they changed and load. Returns whether a new
-    /// pair is in service. A broken pair leaves the old one serving.
+    /// Re-read the files; swap the key pair if they changed, load, and are fit to serve.
+    /// Returns whether a new pair is in service. A pair that cannot be read, does not load,
+    /// is expired or not yet valid, or does not cover the names the serving one covers leaves
+    /// the old one serving; each such refusal counts one `failure` (a file that stays broken
+    /// counts once, not at every poll), and `Err` says why.
     pub fn reload(&self, metrics: &Metrics) -> Result<bool, Error> {
+        let outcome = self.try_reload(metrics);
+        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        match &outcome {
+            Err(e) => {
+                let why = e.to_string();
+                if refused.as_deref() == Some(why.as_str()) {
+                    // Already counted and said.
+                    return Ok(false);
+                }
+                *refused = Some(why);
+                metrics.tls_reloads.with_label_values(&["failure"]).inc();
+            }
+            Ok(true) => *refused = None,
+            Ok(false) => {}
+        }
+        outcome
+    }
+
+    fn try_reload(&self, metrics: &Metrics) -> Result<bool, Error> {
         let cert = read(&self.paths.cert)?;
         let key = read(&self.paths.key)?;
         {
@@ -157,22 +244,21 @@ impl Tls {
                 return Ok(false);
             }
         }
-        match load(&self.paths) {
-            Ok(loaded) => {
-                self.resolver.current.store(loaded.key);
-                if let Some(t) = loaded.not_after {
-                    metrics.certificate_expiry.set(t as f64);
-                }
-                *self.last.lock().unwrap_or_else(|p| p.into_inner()) = loaded.bytes;
-                metrics.tls_reloads.with_label_values(&["success"]).inc();
-                tracing::info!(cert = %self.paths.cert.display(), "serving certificate reloaded");
-                Ok(true)
-            }
-            Err(e) => {
-                metrics.tls_reloads.with_label_values(&["failure"]).inc();
-                Err(e)
-            }
+        let loaded = load(&self.paths)?;
+        let serving = self.names.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(e) = unfit(&loaded, &serving, &self.paths.cert) {
+            return Err(e);
         }
+        self.resolver.current.store(loaded.key);
+        // The expiry metric follows what is actually served.
+        if let Some(t) = loaded.not_after {
+            metrics.certificate_expiry.set(t as f64);
+        }
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = loaded.bytes;
+        *self.names.lock().unwrap_or_else(|p| p.into_inner()) = loaded.names;
+        metrics.tls_reloads.with_label_values(&["success"]).inc();
+        tracing::info!(cert = %self.paths.cert.display(), "serving certificate reloaded");
+        Ok(true)
     }
 
     /// Poll the files every `interval` until the task is dropped.
