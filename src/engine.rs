@@ -41,6 +41,19 @@ impl Verdict {
     pub fn at(&self, action: Action) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(move |f| f.action == action)
     }
+
+    /// Each rule that fired, once, in first-seen order, with a count where it fired more
+    /// than once (`CVN-201×83`): what logs and audit annotations name.
+    pub fn rule_counts(&self) -> Vec<String> {
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        for f in &self.findings {
+            match counted.iter_mut().find(|(id, _)| *id == f.rule.id) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((f.rule.id, 1)),
+            }
+        }
+        counted.iter().map(|(id, n)| if *n == 1 { id.to_string() } else { format!("{id}×{n}") }).collect()
+    }
 }
 
 /// The outcome of the mutating path for one subject.

@@ -406,6 +406,20 @@ fn the_webhook_over_tls_judges_updates_with_the_live_view() {
     });
 }
 
+/// Publish ruby-service 3.0.0 on the stand-in API server (no watch event says so).
+fn publish_v3(server: &common::apiserver::FakeServer) {
+    let mut v3 = published_types()[1].clone();
+    v3["metadata"]["name"] = json!("ruby-service-v3");
+    v3["metadata"]["labels"]["openchoreo.dev/version"] = json!("3.0.0");
+    v3["metadata"]["annotations"]["openchoreo.dev/version"] = json!("3.0.0");
+    server.change(|f| {
+        f.objects
+            .get_mut(&("openchoreo.dev".to_string(), "clustercomponenttypes".to_string()))
+            .unwrap()
+            .push(v3)
+    });
+}
+
 fn published_types() -> Vec<Value> {
     let text =
         std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap();
@@ -493,16 +507,7 @@ fn a_watch_that_expires_with_410_gone_relists_promptly() {
     wait_synced(&view);
     assert_eq!(type_count(&view), Some(2));
     // A third version is published while the watch reports nothing; then the watch expires.
-    let mut v3 = published_types()[1].clone();
-    v3["metadata"]["name"] = json!("ruby-service-v3");
-    v3["metadata"]["labels"]["openchoreo.dev/version"] = json!("3.0.0");
-    v3["metadata"]["annotations"]["openchoreo.dev/version"] = json!("3.0.0");
-    server.change(|f| {
-        f.objects
-            .get_mut(&("openchoreo.dev".to_string(), "clustercomponenttypes".to_string()))
-            .unwrap()
-            .push(v3)
-    });
+    publish_v3(&server);
     server.expire_watches();
     let seen = within(Duration::from_secs(3), "the relisted object", || type_count(&view) == Some(3));
     eprintln!("after 410 Gone the view relisted and saw the new object in {seen:?}");
@@ -534,16 +539,7 @@ fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_
     );
     assert!(v.findings[0].message.contains("the watch is down"), "{}", v.findings[0].message);
     // Meanwhile 3.0.0 is published; the server comes back.
-    let mut v3 = published_types()[1].clone();
-    v3["metadata"]["name"] = json!("ruby-service-v3");
-    v3["metadata"]["labels"]["openchoreo.dev/version"] = json!("3.0.0");
-    v3["metadata"]["annotations"]["openchoreo.dev/version"] = json!("3.0.0");
-    server.change(|f| {
-        f.objects
-            .get_mut(&("openchoreo.dev".to_string(), "clustercomponenttypes".to_string()))
-            .unwrap()
-            .push(v3)
-    });
+    publish_v3(&server);
     server.restart();
     let fresh =
         within(Duration::from_secs(5), "a fresh view after the restart", || type_count(&view) == Some(3));

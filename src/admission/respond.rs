@@ -171,18 +171,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
     }
 
     if !verdict.findings.is_empty() {
-        // Each rule once, with a count where it fired more than once (`CVN-201×83`).
-        let mut counted: Vec<(&str, usize)> = Vec::new();
-        for f in &verdict.findings {
-            match counted.iter_mut().find(|(id, _)| *id == f.rule.id) {
-                Some((_, n)) => *n += 1,
-                None => counted.push((f.rule.id, 1)),
-            }
-        }
-        let ids: Vec<String> = counted
-            .iter()
-            .map(|(id, n)| if *n == 1 { id.to_string() } else { format!("{id}×{n}") })
-            .collect();
+        let ids = verdict.rule_counts();
         response.audit_annotations.insert("rules".into(), ids.join(","));
         let audited: Vec<String> = verdict.at(Action::Audit).map(|f| f.line()).collect();
         if !audited.is_empty() {

@@ -184,15 +184,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
     // Each rule once, with how many findings it drew (a CRD update can draw hundreds).
-    let mut counted: Vec<(&str, usize)> = Vec::new();
-    for f in &verdict.findings {
-        match counted.iter_mut().find(|(id, _)| *id == f.rule.id) {
-            Some((_, n)) => *n += 1,
-            None => counted.push((f.rule.id, 1)),
-        }
-    }
-    let rules: Vec<String> =
-        counted.iter().map(|(id, n)| if *n == 1 { id.to_string() } else { format!("{id}×{n}") }).collect();
+    let rules = verdict.rule_counts();
     tracing::info!(
         uid = %review.uid,
         webhook = webhook.as_str(),
