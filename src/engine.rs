@@ -209,7 +209,12 @@ impl Engine {
             return Verdict { exempted: Some(e.reason.clone()), expired, ..Verdict::default() };
         }
         let mut cx = self.context(subject, cluster);
-        let family = if !subject.gvk.kind.is_empty() {
+        // A document from a file that names a kind but no apiVersion cannot be dispatched:
+        // it is reported like one that names neither, never passed as "no family concerns
+        // it" (an admitted object always has both).
+        let identified =
+            !subject.gvk.kind.is_empty() && (subject.admitted || !subject.gvk.version.is_empty());
+        let family = if identified {
             self.families.by_kind(&subject.gvk.group, &subject.gvk.kind)
         } else {
             match self.unidentified(subject, &mut cx) {
@@ -421,6 +426,18 @@ mod tests {
         s.user = Some(user.to_string());
         s.received_at = at;
         s
+    }
+
+    #[test]
+    fn a_document_with_a_kind_and_no_api_version_is_reported_not_passed() {
+        let e = engine("");
+        let v = e.evaluate(
+            &Subject::from_document(json!({"kind": "Application", "metadata": {"name": "a"}})),
+            &EmptyCluster,
+        );
+        let found: Vec<(&str, &str)> = v.findings.iter().map(|f| (f.rule.id, f.message.as_str())).collect();
+        assert_eq!(found, [("CVN-109", "required member \"apiVersion\" is missing")]);
+        assert!(v.denied());
     }
 
     #[test]
