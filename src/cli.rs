@@ -417,6 +417,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::with_inputs(&config, inputs.clone());
     let cluster = load_cluster(args.context.as_ref())?;
     let mut sources = Vec::new();
+    let mut not_text: Vec<(String, String)> = Vec::new();
     for path in args.paths.iter().chain(&declaration_files) {
         if path.as_os_str() == "-" {
             let mut text = String::new();
@@ -430,9 +431,18 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
         }
         for file in files {
-            let text =
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            sources.push(crate::report::Source { name: file.display().to_string(), text });
+            let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            match String::from_utf8(bytes) {
+                Ok(text) => sources.push(crate::report::Source { name: file.display().to_string(), text }),
+                // One file that is not text is one finding, never the end of the run.
+                Err(e) => not_text.push((
+                    file.display().to_string(),
+                    format!(
+                        "not valid UTF-8 (at byte {}); covenant reads UTF-8 documents",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )),
+            }
         }
     }
     if args.fix {
@@ -460,6 +470,9 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
+    for (name, reason) in &not_text {
+        crate::report::unreadable_file(&mut report, &engine, name, reason);
+    }
     if let Some(path) = &args.write_baseline {
         let baseline = crate::report::render_baseline(&report);
         std::fs::write(path, format!("{baseline:#}\n"))

@@ -121,6 +121,24 @@ fn loader_finding(
     engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
 }
 
+/// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
+/// start, and the run goes on with the other files.
+pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {
+    report.documents += 1;
+    report.checked.push((name.to_string(), 0, None, None));
+    if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason.to_string())]) {
+        let at = Position { line: 1, column: 1 };
+        report.entries.push(Entry {
+            file: name.to_string(),
+            document: 0,
+            at,
+            kind: None,
+            name: None,
+            finding: f,
+        });
+    }
+}
+
 /// The previous versions of documents (`covenant check --base`): each document checked is
 /// paired with the base document of the same identity — API group, kind, namespace and name
 /// (or `schema` and name for versioned documents) — and judged as an UPDATE of it.

@@ -261,3 +261,45 @@ fn a_byte_order_mark_is_read_through_and_markdown_has_one_spelling_everywhere() 
     };
     assert_eq!(diff("md"), diff("markdown"));
 }
+
+/// A file that is not valid UTF-8 is one CVN-109 finding, and the other files are still
+/// checked; a document that names a kind but no apiVersion is CVN-109 too, never a pass.
+#[test]
+fn a_file_that_is_not_utf8_is_one_finding_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a-binary.yaml"),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff\xfe}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b-no-api-version.yaml"), "kind: Application\nmetadata: {name: a}\n")
+        .unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", ".", "--output", "json"]).assert().code(1);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let found: Vec<(String, String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found.iter().any(|(file, rule, m)| file.ends_with("a-binary.yaml")
+            && rule == "CVN-109"
+            && m.contains("not valid UTF-8")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|(file, rule, m)| file.ends_with("b-no-api-version.yaml")
+            && rule == "CVN-109"
+            && m.contains("apiVersion")),
+        "{found:?}"
+    );
+    assert_eq!(v["summary"]["documents"], 2);
+}
