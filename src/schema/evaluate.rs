@@ -187,11 +187,17 @@ fn message(rule: &CelRule) -> String {
     }
 }
 
-/// Whether `text` satisfies one of the formats the apiserver validates; `None` for a format
-/// it does not validate (the apiserver ignores those too).
-pub fn format_ok(format: &str, text: &str) -> Option<bool> {
+impl Evaluator {
+    /// Whether `text` satisfies one of the formats the apiserver validates; `None` for a
+    /// format it does not validate (the apiserver ignores those too). The expressions are
+    /// compiled once per evaluator, in the pattern cache, not once per value.
+    pub fn format(&mut self, format: &str, text: &str) -> Option<bool> {
+        format_ok(format, text, &mut |p| self.pattern(p, text).unwrap_or(false))
+    }
+}
+
+fn format_ok(format: &str, text: &str, re: &mut dyn FnMut(&str) -> bool) -> Option<bool> {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-    let re = |p: &str| Regex::new(p).map(|r| r.is_match(text)).unwrap_or(false);
     Some(match format {
         "date-time" | "datetime" => humantime::parse_rfc3339_weak(text).is_ok() && text.len() >= 19,
         "date" => re(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"),
@@ -576,9 +582,9 @@ mod tests {
             ("duration", "1h30m", "soon"),
             ("uri", "https://example.com/x", "example"),
         ] {
-            assert_eq!(format_ok(format, ok), Some(true), "{format} {ok}");
-            assert_eq!(format_ok(format, bad), Some(false), "{format} {bad}");
+            assert_eq!(ev.format(format, ok), Some(true), "{format} {ok}");
+            assert_eq!(ev.format(format, bad), Some(false), "{format} {bad}");
         }
-        assert_eq!(format_ok("int32", "x"), None, "a format the apiserver does not validate");
+        assert_eq!(ev.format("int32", "x"), None, "a format the apiserver does not validate");
     }
 }

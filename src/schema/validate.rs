@@ -6,7 +6,7 @@
 
 use serde_json::{Number, Value};
 
-use super::evaluate::{format_ok, Evaluator, Verdict};
+use super::evaluate::{Evaluator, Verdict};
 use super::pointer::Location;
 use super::{Additional, Schema, Type};
 
@@ -453,7 +453,7 @@ impl Walker<'_, '_> {
             }
         }
         if let (Some(format), Value::String(s)) = (&schema.format, value) {
-            if format_ok(format, s) == Some(false) {
+            if ev.format(format, s) == Some(false) {
                 problems.push(Problem::Format { format: format.clone(), found: found(value) });
             }
         }
