@@ -409,12 +409,13 @@ mod tests {
     const REGISTRY: &str = "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nversioned:\n  - schema: shop.app\n    version: \"1\"\n    members: [name]\n    resources: [{group: shop.example.com, kind: App}]\n";
 
     fn engine(exemptions: &str) -> Engine {
-        let dir = std::env::temp_dir().join(format!("covenant-engine-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("r.yaml"), REGISTRY).unwrap();
+        // A folder of its own per call: tests run in parallel, and one rewriting a shared
+        // registry file while another reads it made them flaky.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.yaml"), REGISTRY).unwrap();
         let text =
             format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\nregistries: [r.yaml]\n{exemptions}");
-        Engine::new(&Config::from_text("c.yaml", &text, Some(&dir)).unwrap())
+        Engine::new(&Config::from_text("c.yaml", &text, Some(dir.path())).unwrap())
     }
 
     fn subject(namespace: &str, name: &str, user: &str, at: Option<SystemTime>) -> Subject {
