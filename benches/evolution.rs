@@ -9,6 +9,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::Value;
 use std::hint::black_box;
 
+use covenant::families::construct::{contract, contract_diff};
 use covenant::families::schema_bearing::evolve;
 
 const PAIRS: [(&str, &str, &str); 2] = [
@@ -83,7 +84,26 @@ fn wide_crd(versions: usize, values: usize, drop_last: bool) -> Value {
         "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Wide", "plural": "wides"}, "versions": list}})
 }
 
-/// Near-linear comparisons: a 40,000-value enum, 1,500 served versions of one shape.
+/// A construct whose parameters schema has `depth` levels of definitions, each referencing
+/// the next twice (2^depth paths through some 80 bytes a level); the leaf enum is `leaf`.
+fn doubling_construct(depth: usize, leaf: &[&str]) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let next = serde_json::json!({"$ref": format!("#/$defs/L{}", i + 1)});
+        defs.insert(
+            format!("L{i}"),
+            serde_json::json!({"type": "object", "properties": {"a": next, "b": next}}),
+        );
+    }
+    defs.insert(format!("L{depth}"), serde_json::json!({"type": "string", "enum": leaf}));
+    serde_json::json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterComponentType",
+        "metadata": {"name": "doubling-v1"},
+        "spec": {"parameters": {"openAPIV3Schema": {"type": "object", "$defs": defs,
+            "properties": {"tree": {"$ref": "#/$defs/L0"}}}}}})
+}
+
+/// Near-linear comparisons: a 40,000-value enum, 1,500 served versions of one shape, and a
+/// 3 KB schema of 2^32 paths through shared definitions.
 fn hostile(c: &mut Criterion) {
     let mut g = c.benchmark_group("hostile");
     g.sample_size(10);
@@ -91,6 +111,14 @@ fn hostile(c: &mut Criterion) {
     g.bench_function("enum_40000_values", |b| b.iter(|| evolve(&old, &new)));
     let (old, new) = (wide_crd(1500, 4, false), wide_crd(1500, 4, true));
     g.bench_function("served_versions_1500", |b| b.iter(|| evolve(&old, &new)));
+    let (old, new) = (doubling_construct(32, &["x", "y"]), doubling_construct(32, &["x"]));
+    g.bench_function("doubling_refs_depth_32", |b| {
+        b.iter(|| {
+            let (a, _) = contract(black_box(&old));
+            let (b, _) = contract(black_box(&new));
+            contract_diff(&a, &b)
+        })
+    });
     g.finish();
 }
 

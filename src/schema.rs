@@ -11,6 +11,7 @@ pub mod property;
 pub mod validate;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -79,7 +80,7 @@ pub enum Additional {
     /// open launcher object): strictness stops here.
     Open,
     /// Any key, each value checked against this schema (a map).
-    Schema(Box<Schema>),
+    Schema(Arc<Schema>),
     /// Nothing stated: an OpenAPI object with neither `properties` nor `additionalProperties`
     /// nor `x-kubernetes-preserve-unknown-fields`. The validator accepts any key here
     /// (strictness stops where nothing is declared); the API server prunes such an object's
@@ -87,18 +88,20 @@ pub enum Additional {
     Unstated,
 }
 
-/// One schema node.
+/// One schema node. Children are shared (`Arc`): a JSON Schema definition referenced from
+/// many places is one node, so a schema's size in memory follows its text, not the number of
+/// paths through its `$ref`s. Walks over a schema that can meet shared nodes memoise per node.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Schema {
     /// Declared types: none means untyped (anything), one a type, several a union (a value
     /// is accepted when any member accepts it, and normalised by the first that does).
     pub types: Vec<Type>,
     /// Declared properties of an object.
-    pub properties: BTreeMap<String, Box<Schema>>,
+    pub properties: BTreeMap<String, Arc<Schema>>,
     /// What an object accepts beyond `properties`.
     pub additional: Additional,
     /// The schema of every item of an array; none: items are unchecked.
-    pub items: Option<Box<Schema>>,
+    pub items: Option<Arc<Schema>>,
     /// Keys an object must carry.
     pub required: Vec<String>,
     /// The values allowed, compared after type normalisation.
@@ -134,13 +137,13 @@ pub struct Schema {
     /// `x-kubernetes-validations`: CEL rules, kept for the diff; not evaluated.
     pub validations: Vec<CelRule>,
     /// `allOf`: every member applies.
-    pub all_of: Vec<Schema>,
+    pub all_of: Vec<Arc<Schema>>,
     /// `anyOf`: at least one member accepts.
-    pub any_of: Vec<Schema>,
+    pub any_of: Vec<Arc<Schema>>,
     /// `oneOf`: exactly one member accepts.
-    pub one_of: Vec<Schema>,
+    pub one_of: Vec<Arc<Schema>>,
     /// `not`, kept for the diff.
-    pub not: Option<Box<Schema>>,
+    pub not: Option<Arc<Schema>>,
     /// Vendor extensions (`x-…` keys the model has no field for), kept so nothing read is
     /// dropped and the diff can compare them.
     pub extensions: BTreeMap<String, Value>,
@@ -213,14 +216,14 @@ impl Schema {
     pub fn object(properties: impl IntoIterator<Item = (&'static str, Schema)>) -> Schema {
         Schema {
             types: vec![Type::Object],
-            properties: properties.into_iter().map(|(k, v)| (k.to_string(), Box::new(v))).collect(),
+            properties: properties.into_iter().map(|(k, v)| (k.to_string(), Arc::new(v))).collect(),
             ..Schema::default()
         }
     }
 
     /// An array of `items`.
     pub fn array(items: Schema) -> Schema {
-        Schema { types: vec![Type::Array], items: Some(Box::new(items)), ..Schema::default() }
+        Schema { types: vec![Type::Array], items: Some(Arc::new(items)), ..Schema::default() }
     }
 
     /// This schema with `keys` required.

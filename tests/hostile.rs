@@ -377,3 +377,161 @@ async fn metric_labels_stay_bounded_whatever_kinds_a_client_sends() {
     let series = metrics.lines().filter(|l| l.starts_with("covenant_admission_requests_total{")).count();
     assert!(series <= 4, "{series} series:\n{metrics}");
 }
+
+/// A JSON Schema of `depth` levels of definitions where every level references the next
+/// twice, three ways: `tree` through two properties (2^depth paths through objects), `choice`
+/// through `anyOf` and `every` through `allOf` (2^depth branches tried on one value). Under
+/// 3 KB at depth 10, some 8 KB at depth 40; inlined, the tree alone would be 2^depth nodes.
+fn doubling_schema(depth: usize, leaf: &[&str]) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let next = |p: &str| json!({"$ref": format!("#/$defs/{p}{}", i + 1)});
+        defs.insert(
+            format!("T{i}"),
+            json!({"type": "object", "properties": {"a": next("T"), "b": next("T")}}),
+        );
+        defs.insert(format!("C{i}"), json!({"anyOf": [next("C"), next("C")]}));
+        defs.insert(format!("A{i}"), json!({"allOf": [next("A"), next("A")]}));
+    }
+    defs.insert(format!("T{depth}"), json!({"type": "string", "enum": leaf}));
+    defs.insert(format!("C{depth}"), json!({"type": "integer", "minimum": 0}));
+    defs.insert(format!("A{depth}"), json!({"type": "integer", "maximum": 5}));
+    json!({
+        "type": "object",
+        "$defs": defs,
+        "properties": {
+            "tree": {"$ref": "#/$defs/T0"},
+            "choice": {"$ref": "#/$defs/C0"},
+            "every": {"$ref": "#/$defs/A0"},
+        }
+    })
+}
+
+fn construct_with(schema: Value, version: &str) -> Value {
+    json!({
+        "apiVersion": "openchoreo.dev/v1alpha1",
+        "kind": "ClusterComponentType",
+        "metadata": {
+            "name": "doubling-v1",
+            "labels": {"openchoreo.dev/name": "doubling", "openchoreo.dev/version": version},
+            "annotations": {"openchoreo.dev/version": version}
+        },
+        "spec": {"workloadType": "deployment", "parameters": {"openAPIV3Schema": schema}, "resources": []}
+    })
+}
+
+/// Shared definitions stay shared: a schema whose definitions reference the next level twice
+/// at each of 40 levels (2^40 paths, some 8 KB of text) is loaded, diffed and answered — an
+/// inlining loader would never finish. The leaf change is found, once per path it is reached
+/// by (capped), and classified MAJOR.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exponential_ref_schema_is_loaded_and_diffed_once_per_definition() {
+    let server = TestServer::start().await;
+    let c = server.h2();
+    let old = construct_with(doubling_schema(40, &["x", "y"]), "1.0.0");
+    let new = construct_with(doubling_schema(40, &["x"]), "1.0.1");
+    assert!(old.to_string().len() < 10_000, "{} bytes", old.to_string().len());
+    let mut review = common::review("exp", "openchoreo.dev", "ClusterComponentType", new);
+    review["request"]["operation"] = json!("UPDATE");
+    review["request"]["oldObject"] = old;
+    let resp = post(&c, &server.url("/api/v0/validate"), review.to_string()).await;
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["response"]["allowed"], false, "{body}");
+    let message = body["response"]["status"]["message"].as_str().unwrap();
+    assert!(message.contains("CVN-212") && message.contains("parameters.tree.a.a"), "{message}");
+    still_answers(&server).await;
+}
+
+/// Parameters validated against the doubling schema: a value every `anyOf` branch refuses
+/// and one every `allOf` member refuses are each reported, having tried each definition once
+/// per value rather than 2^40 times.
+#[test]
+fn parameters_are_validated_against_an_exponential_schema_once_per_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let construct = construct_with(doubling_schema(40, &["x", "y"]), "1.0.0");
+    std::fs::write(dir.path().join("construct.json"), construct.to_string()).unwrap();
+    let component = json!({
+        "apiVersion": "openchoreo.dev/v1alpha1",
+        "kind": "Component",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "owner": {"projectName": "shop"},
+            "componentType": {"kind": "ClusterComponentType", "name": "deployment/doubling", "version": "1"},
+            "parameters": {"choice": -1, "every": 10, "tree": {"a": {"b": {}}}}
+        }
+    });
+    let input = dir.path().join("component.json");
+    std::fs::write(&input, component.to_string()).unwrap();
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["check", "--context"])
+        .arg(dir.path().join("construct.json"))
+        .arg(&input)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("/spec/parameters/choice") && text.contains("anyOf"), "{text}");
+    assert!(text.contains("/spec/parameters/every") && text.contains("at most 5"), "{text}");
+}
+
+/// The backstop: a schema that builds more nodes than covenant reads (a 1,000-property
+/// definition referenced with a keyword beside `$ref` from 300 places) is CVN-109 naming
+/// the limit, in well under the text's square.
+#[test]
+fn a_schema_over_the_node_limit_is_cvn_109_naming_the_limit() {
+    let wide: serde_json::Map<String, Value> =
+        (0..1000).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+    let sites: serde_json::Map<String, Value> = (0..300)
+        .map(|i| (format!("s{i}"), json!({"$ref": "#/$defs/Wide", "description": format!("site {i}")})))
+        .collect();
+    let schema = json!({"type": "object", "$defs": {"Wide": {"type": "object", "properties": wide}}, "properties": sites});
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("construct.json");
+    std::fs::write(&input, construct_with(schema, "1.0.0").to_string()).unwrap();
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .arg("check")
+        .arg(&input)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("CVN-109") && text.contains("200000 schema nodes"), "{text}");
+}
+
+/// What covenant cannot read is said: a consumer of a construct whose schema nests
+/// definitions deeper than covenant reads gets a CVN-107 warning that its values were not
+/// checked, never a silent pass.
+#[test]
+fn values_against_a_schema_covenant_cannot_read_are_reported_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let construct = construct_with(doubling_schema(70, &["x"]), "1.0.0");
+    std::fs::write(dir.path().join("construct.json"), construct.to_string()).unwrap();
+    let component = json!({
+        "apiVersion": "openchoreo.dev/v1alpha1",
+        "kind": "Component",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "owner": {"projectName": "shop"},
+            "componentType": {"kind": "ClusterComponentType", "name": "deployment/doubling", "version": "1"},
+            "parameters": {"choice": 1}
+        }
+    });
+    let input = dir.path().join("component.json");
+    std::fs::write(&input, component.to_string()).unwrap();
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["check", "--context"])
+        .arg(dir.path().join("construct.json"))
+        .arg(&input)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("warning[CVN-107]") && text.contains("not checked"), "{text}");
+    assert!(text.contains("more than 64 deep"), "{text}");
+}

@@ -114,11 +114,29 @@ fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value
         .collect()
 }
 
-/// The schema under `section` of a construct's spec (`parameters`, `environmentConfigs`).
-fn schema_of(spec: &Value, section: &str) -> Option<crate::schema::Schema> {
-    let raw = spec.get(section)?.get("openAPIV3Schema")?;
-    load_keeping_unknown(raw, &Location::default(), Dialect::JsonSchema).ok()
+/// The schema under `section` of a construct's spec (`parameters`, `environmentConfigs`):
+/// none when the section declares none, an error naming the first problem when covenant
+/// cannot read it.
+fn schema_of(spec: &Value, section: &str) -> Section {
+    let Some(raw) = spec.get(section).and_then(|s| s.get("openAPIV3Schema")) else {
+        return Ok(None);
+    };
+    let at =
+        Location::new(format!("/spec/{section}/openAPIV3Schema"), format!("spec.{section}.openAPIV3Schema"));
+    match load_keeping_unknown(raw, &at, Dialect::JsonSchema) {
+        Ok(s) => Ok(Some(Arc::new(s))),
+        Err(problems) => {
+            let more = match problems.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            Err(format!("{}{more}", problems[0]))
+        }
+    }
 }
+
+/// A construct's schema section as read: absent, loaded, or why it cannot be read.
+type Section = Result<Option<Arc<crate::schema::Schema>>, String>;
 
 /// How many loaded schemas the cache holds before it starts over.
 const SCHEMA_CACHE: usize = 1024;
@@ -129,15 +147,21 @@ const SCHEMA_CACHE: usize = 1024;
 /// time. Bounded: emptied when full. A cache of a pure function of its key, so the engine
 /// stays pure.
 #[derive(Debug, Default)]
-struct Schemas(Mutex<HashMap<SchemaKey, Option<Arc<crate::schema::Schema>>>>);
+struct Schemas(Mutex<HashMap<SchemaKey, Section>>);
 
 /// (uid, resourceVersion, pointer to the section).
 type SchemaKey = (String, String, String);
 
 impl Schemas {
-    /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`.
+    /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`,
+    /// when there is one that covenant can read.
     fn of(&self, owner: &Value, spec: &str, section: &str) -> Option<Arc<crate::schema::Schema>> {
-        let load = || owner.pointer(spec).and_then(|s| schema_of(s, section)).map(Arc::new);
+        self.read(owner, spec, section).ok().flatten()
+    }
+
+    /// The schema under `section`, as read.
+    fn read(&self, owner: &Value, spec: &str, section: &str) -> Section {
+        let load = || owner.pointer(spec).map_or(Ok(None), |s| schema_of(s, section));
         let id = |p: &str| owner.pointer(p).and_then(Value::as_str);
         let (Some(uid), Some(version)) = (id("/metadata/uid"), id("/metadata/resourceVersion")) else {
             return load();
@@ -295,14 +319,21 @@ fn pin(
     let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
     window(r, resolved, &list, cx);
     if let Some(params_at) = &r.parameters {
-        let schema = schemas.of(construct, "/spec", "parameters");
+        let schema = schemas.read(construct, "/spec", "parameters");
         let values = doc.pointer(params_at).filter(|v| !v.is_null());
+        let what = format!(
+            "{} {}",
+            r.logical,
+            resolved.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| resolved.object.clone())
+        );
+        let schema = match (schema, values) {
+            (Err(why), Some(_)) => {
+                unchecked(params_at, "parameters", consumer, &what, &why, cx);
+                None
+            }
+            (schema, _) => schema.ok().flatten(),
+        };
         if let (Some(schema), Some(values)) = (schema, values) {
-            let what = format!(
-                "{} {}",
-                r.logical,
-                resolved.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| resolved.object.clone())
-            );
             judge_values(
                 &schema,
                 values,
@@ -383,6 +414,19 @@ fn judge_values(
     }
 }
 
+/// CVN-107, at most a warning: values that cannot be checked because covenant cannot read the
+/// schema they answer to. Said, never passed silently; not a denial, since the consumer did
+/// nothing wrong.
+fn unchecked(pointer: &str, field: &str, consumer: &str, construct: &str, why: &str, cx: &mut Context<'_>) {
+    let args = vec![
+        ("field", field.to_string()),
+        ("consumer", consumer.to_string()),
+        ("construct", construct.to_string()),
+        ("reason", format!("not checked: covenant cannot read the schema these values answer to: {why}")),
+    ];
+    cx.report_change("CVN-107", pointer, args, None, Some(crate::rules::Action::Warn));
+}
+
 /// A ReleaseBinding's environment configs against the schemas its release froze.
 fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
     let Some(release_name) = doc.pointer("/spec/releaseName").and_then(Value::as_str) else { return };
@@ -395,23 +439,28 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
     };
     let frozen_type = release.pointer("/spec/componentType");
     if let (Some(ct), Some(values)) = (frozen_type, doc.pointer("/spec/componentTypeEnvironmentConfigs")) {
-        if let Some(schema) = schemas.of(release, "/spec/componentType/spec", "environmentConfigs") {
-            let name = ct.get("name").and_then(Value::as_str).unwrap_or("?");
-            let version = ct.get("version").and_then(Value::as_str).unwrap_or("?");
-            let what =
-                format!("{} {version} (frozen by {release_name})", name.rsplit('/').next().unwrap_or(name));
-            judge_values(
-                &schema,
-                values,
-                "/spec/componentTypeEnvironmentConfigs",
-                "componentTypeEnvironmentConfigs",
-                consumer,
-                &what,
-                &[],
-                "environmentConfigs",
-                schemas,
-                cx,
-            );
+        let name = ct.get("name").and_then(Value::as_str).unwrap_or("?");
+        let version = ct.get("version").and_then(Value::as_str).unwrap_or("?");
+        let what =
+            format!("{} {version} (frozen by {release_name})", name.rsplit('/').next().unwrap_or(name));
+        let field = "componentTypeEnvironmentConfigs";
+        match schemas.read(release, "/spec/componentType/spec", "environmentConfigs") {
+            Err(why) => unchecked(&format!("/spec/{field}"), field, consumer, &what, &why, cx),
+            Ok(None) => {}
+            Ok(Some(schema)) => {
+                judge_values(
+                    &schema,
+                    values,
+                    "/spec/componentTypeEnvironmentConfigs",
+                    "componentTypeEnvironmentConfigs",
+                    consumer,
+                    &what,
+                    &[],
+                    "environmentConfigs",
+                    schemas,
+                    cx,
+                );
+            }
         }
     }
     let Some(per_instance) = doc.pointer("/spec/traitEnvironmentConfigs").and_then(Value::as_object) else {
@@ -435,23 +484,28 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         else {
             continue;
         };
-        let Some(schema) = schemas.of(release, &format!("/spec/traits/{at}/spec"), "environmentConfigs")
-        else {
-            continue;
-        };
         let version = p.get("version").and_then(Value::as_str).unwrap_or("?");
         let what = format!("{trait_name} {version} (frozen by {release_name})");
+        let pointer = format!("/spec/traitEnvironmentConfigs/{}", escape(instance));
+        let field = format!("traitEnvironmentConfigs.{instance}");
+        let schema = match schemas.read(release, &format!("/spec/traits/{at}/spec"), "environmentConfigs") {
+            Ok(Some(schema)) => schema,
+            Ok(None) => continue,
+            Err(why) => {
+                unchecked(&pointer, &field, consumer, &what, &why, cx);
+                continue;
+            }
+        };
         // The other published versions of the trait, to name the one that removed a key.
         let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Trait");
         let others =
             cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget).unwrap_or_default();
         let candidates = published(&others, trait_name);
-        let pointer = format!("/spec/traitEnvironmentConfigs/{}", escape(instance));
         judge_values(
             &schema,
             values,
             &pointer,
-            &format!("traitEnvironmentConfigs.{instance}"),
+            &field,
             consumer,
             &what,
             &candidates,

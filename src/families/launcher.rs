@@ -113,8 +113,11 @@ impl Launcher {
             .map(|(k, s)| {
                 let mut s = s.clone();
                 if let Some(meta) = s.properties.get_mut("metadata") {
+                    let meta = std::sync::Arc::make_mut(meta);
                     for key in OBJECT_META {
-                        meta.properties.entry(key.to_string()).or_insert_with(|| Box::new(Schema::any()));
+                        meta.properties
+                            .entry(key.to_string())
+                            .or_insert_with(|| std::sync::Arc::new(Schema::any()));
                     }
                 }
                 (k.clone(), s)
@@ -130,14 +133,14 @@ impl Launcher {
             if *category == TypeCategory::Trait {
                 // The handler's own declaration wins where both describe a key.
                 for (key, s) in engine_trait_properties() {
-                    schema.properties.entry(key.to_string()).or_insert(Box::new(s));
+                    schema.properties.entry(key.to_string()).or_insert(std::sync::Arc::new(s));
                 }
             }
             types.insert((*category, name.clone()), Judged { schema, hints: t.hints.clone(), stated });
         }
         let mut carved_out = Schema::of(Type::Object).open();
         for (key, s) in engine_trait_properties() {
-            carved_out.properties.insert(key.to_string(), Box::new(s));
+            carved_out.properties.insert(key.to_string(), std::sync::Arc::new(s));
         }
         Launcher { envelopes, admitted, types, names, carved_out, inputs, registry: registry.clone() }
     }
@@ -548,7 +551,7 @@ pub fn package_contract(doc: &Value) -> Schema {
         if p.get("required").and_then(Value::as_bool) == Some(true) {
             schema.required.push(name.to_string());
         }
-        schema.properties.insert(name.to_string(), Box::new(param));
+        schema.properties.insert(name.to_string(), std::sync::Arc::new(param));
     }
     schema
 }

@@ -727,7 +727,10 @@ impl SchemaBearing {
                 continue;
             };
             for key in ["apiVersion", "kind", "metadata"] {
-                schema.properties.entry(key.to_string()).or_insert_with(|| Box::new(Schema::any()));
+                schema
+                    .properties
+                    .entry(key.to_string())
+                    .or_insert_with(|| std::sync::Arc::new(Schema::any()));
             }
             // Without a conversion webhook the same stored objects are served at every
             // version, so every object must satisfy every tightened version's schema. With a

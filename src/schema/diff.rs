@@ -11,6 +11,9 @@
 //! `*` standing for every array item or every additional property (`/spec/containers/*/image`).
 //! A property that is added or removed is one change; what it contains is not listed again.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::pointer::escape;
@@ -184,8 +187,154 @@ pub const ANNOTATIONS: &[&str] = &["id", "$schema", "$comment", "$id", "external
 /// Every difference between `old` and `new`, rooted at `pointer` (`""` for a whole schema).
 pub fn diff(old: &Schema, new: &Schema, pointer: &str) -> Vec<Change> {
     let mut out = Vec::new();
-    node(old, new, pointer, &mut out);
+    node(old, new, pointer, &mut Shared::default(), &mut out);
     out
+}
+
+/// How many changes a diff repeats from a shared definition it already compared at another
+/// path. The first comparison of every pair is reported whole; copies past this are left out
+/// (they repeat kinds already reported, so the classification is the same).
+const MAX_REPEATED: usize = 1_000;
+
+/// What one diff remembers about shared nodes (a JSON Schema definition referenced from many
+/// places is one node): each pair of shared nodes is compared once, so a schema with 2^D
+/// paths through D levels of definitions is diffed in time linear in its size. Nodes of a
+/// tree (every CRD schema) are not remembered; they are met once anyway.
+#[derive(Default)]
+struct Shared {
+    /// Whether two shared nodes are equal.
+    equal: HashMap<(usize, usize), bool>,
+    /// The changes between two shared nodes, pointers relative to where they stand.
+    changes: HashMap<(usize, usize), Vec<Change>>,
+    /// Changes repeated from `changes` so far.
+    repeated: usize,
+}
+
+fn shared_pair(a: &Arc<Schema>, b: &Arc<Schema>) -> Option<(usize, usize)> {
+    (Arc::strong_count(a) > 1 || Arc::strong_count(b) > 1)
+        .then_some((Arc::as_ptr(a) as usize, Arc::as_ptr(b) as usize))
+}
+
+/// Whether two child nodes are equal: by identity, else remembered when shared.
+fn same(a: &Arc<Schema>, b: &Arc<Schema>, shared: &mut Shared) -> bool {
+    if Arc::ptr_eq(a, b) {
+        return true;
+    }
+    let Some(key) = shared_pair(a, b) else {
+        return equal(a, b, shared);
+    };
+    if let Some(known) = shared.equal.get(&key) {
+        return *known;
+    }
+    let answer = equal(a, b, shared);
+    shared.equal.insert(key, answer);
+    answer
+}
+
+fn same_list(a: &[Arc<Schema>], b: &[Arc<Schema>], shared: &mut Shared) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y, shared))
+}
+
+fn same_child(a: &Option<Arc<Schema>>, b: &Option<Arc<Schema>>, shared: &mut Shared) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => same(x, y, shared),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// `Schema`'s equality with children compared through `same`: what `==` says, without
+/// walking a shared definition once per path that reaches it.
+fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
+    // Destructured so a field added to the model cannot be left out here.
+    let Schema {
+        types,
+        properties,
+        additional,
+        items,
+        required,
+        enumeration,
+        nullable,
+        default,
+        description,
+        title,
+        example,
+        format,
+        pattern,
+        bounds,
+        unique_items,
+        int_or_string,
+        embedded_resource,
+        list_type,
+        list_map_keys,
+        map_type,
+        validations,
+        all_of,
+        any_of,
+        one_of,
+        not,
+        extensions,
+    } = a;
+    let own = *types == b.types
+        && *required == b.required
+        && *enumeration == b.enumeration
+        && *nullable == b.nullable
+        && *default == b.default
+        && *description == b.description
+        && *title == b.title
+        && *example == b.example
+        && *format == b.format
+        && *pattern == b.pattern
+        && *bounds == b.bounds
+        && *unique_items == b.unique_items
+        && *int_or_string == b.int_or_string
+        && *embedded_resource == b.embedded_resource
+        && *list_type == b.list_type
+        && *list_map_keys == b.list_map_keys
+        && *map_type == b.map_type
+        && *validations == b.validations
+        && *extensions == b.extensions
+        && properties.len() == b.properties.len()
+        && all_of.len() == b.all_of.len()
+        && any_of.len() == b.any_of.len()
+        && one_of.len() == b.one_of.len();
+    own && match (additional, &b.additional) {
+        (Additional::Schema(x), Additional::Schema(y)) => same(x, y, shared),
+        (x, y) => x == y,
+    } && same_child(items, &b.items, shared)
+        && same_child(not, &b.not, shared)
+        && properties.iter().zip(&b.properties).all(|((k, x), (l, y))| k == l && same(x, y, shared))
+        && same_list(all_of, &b.all_of, shared)
+        && same_list(any_of, &b.any_of, shared)
+        && same_list(one_of, &b.one_of, shared)
+}
+
+/// The changes between two child nodes standing at `at`; a shared pair compared before is
+/// not compared again, its changes are repeated at this path.
+fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+    if Arc::ptr_eq(old, new) {
+        return;
+    }
+    let Some(key) = shared_pair(old, new) else {
+        return node(old, new, at, shared, out);
+    };
+    if let Some(known) = shared.changes.get(&key) {
+        for c in known {
+            if shared.repeated >= MAX_REPEATED {
+                break;
+            }
+            shared.repeated += 1;
+            out.push(Change { pointer: format!("{at}{}", c.pointer), ..c.clone() });
+        }
+        return;
+    }
+    let first = out.len();
+    node(old, new, at, shared, out);
+    let relative = out[first..]
+        .iter()
+        .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
+        .collect();
+    shared.changes.insert(key, relative);
 }
 
 fn push(
@@ -268,10 +417,10 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn node(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+fn node(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     // Most of a real pair is unchanged: an equal subtree has nothing to report. One schema
     // diffed against itself (versions sharing a loaded schema) is not even compared.
-    if std::ptr::eq(old, new) || old == new {
+    if std::ptr::eq(old, new) || equal(old, new, shared) {
         return;
     }
     types(old, new, at, out);
@@ -329,11 +478,11 @@ fn node(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
         push(out, at, ChangeKind::ExampleChanged, Some("example"), old.example.clone(), new.example.clone());
     }
     extensions(old, new, at, out);
-    composition(old, new, at, out);
-    properties(old, new, at, out);
-    additional(old, new, at, out);
+    composition(old, new, at, shared, out);
+    properties(old, new, at, shared, out);
+    additional(old, new, at, shared, out);
     match (&old.items, &new.items) {
-        (Some(a), Some(b)) => node(a, b, &format!("{at}/*"), out),
+        (Some(a), Some(b)) => child(a, b, &format!("{at}/*"), shared, out),
         (None, Some(b)) if **b != Schema::default() && **b != Schema::any() => push(
             out,
             &format!("{at}/*"),
@@ -698,19 +847,19 @@ fn extensions(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
 /// `allOf`, `anyOf`, `oneOf` and `not`. Members are compared in place when the lists keep
 /// their length; an `allOf` member added tightens and one removed loosens; anything else
 /// that differs is unclassified.
-fn composition(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+fn composition(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     for (what, a, b) in [
         ("allOf", &old.all_of, &new.all_of),
         ("anyOf", &old.any_of, &new.any_of),
         ("oneOf", &old.one_of, &new.one_of),
     ] {
-        if a == b {
+        if same_list(a, b, shared) {
             continue;
         }
         if a.len() == b.len() {
             for (x, y) in a.iter().zip(b) {
                 let mut inner = Vec::new();
-                node(x, y, at, &mut inner);
+                child(x, y, at, shared, &mut inner);
                 // Inside anyOf/oneOf a narrowing of one branch can widen the whole: only
                 // allOf members keep their meaning, the others are reported unclassified
                 // unless the member change is annotation-only.
@@ -724,15 +873,20 @@ fn composition(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
             }
             continue;
         }
+        // Members are matched pairwise; past a few thousand pairs the change is unclassified
+        // rather than searched for.
+        let mut within = |short: &[Arc<Schema>], long: &[Arc<Schema>]| {
+            short.len() * long.len() <= 4096 && short.iter().all(|m| long.iter().any(|n| same(m, n, shared)))
+        };
         let kind = match what {
-            "allOf" if b.len() > a.len() && a.iter().all(|m| b.contains(m)) => ChangeKind::BoundTightened,
-            "allOf" if b.len() < a.len() && b.iter().all(|m| a.contains(m)) => ChangeKind::BoundLoosened,
+            "allOf" if b.len() > a.len() && within(a, b) => ChangeKind::BoundTightened,
+            "allOf" if b.len() < a.len() && within(b, a) => ChangeKind::BoundLoosened,
             _ => ChangeKind::Unclassified,
         };
         push(out, at, kind, Some(what), Some(a.len().into()), Some(b.len().into()));
     }
     match (&old.not, &new.not) {
-        (a, b) if a == b => {}
+        (a, b) if same_child(a, b, shared) => {}
         (None, Some(_)) => {
             push(out, at, ChangeKind::BoundTightened, Some("not"), None, Some(Value::Bool(true)))
         }
@@ -755,11 +909,11 @@ pub fn annotation_only(kind: ChangeKind) -> bool {
     )
 }
 
-fn properties(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+fn properties(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     for (key, o) in &old.properties {
         let here = format!("{at}/{}", escape(key));
         match new.properties.get(key) {
-            Some(n) => node(o, n, &here, out),
+            Some(n) => child(o, n, &here, shared, out),
             None => {
                 // A property dropped where unknown fields are now kept is still gone from the
                 // contract: its type and constraints no longer apply, and readers lose it.
@@ -795,7 +949,7 @@ fn properties(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
     }
 }
 
-fn additional(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
+fn additional(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     let what = Some("additionalProperties");
     let label = |a: &Additional| match a {
         Additional::Closed => Value::Bool(false),
@@ -804,7 +958,7 @@ fn additional(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
         Additional::Unstated => Value::Null,
     };
     match (&old.additional, &new.additional) {
-        (Additional::Schema(a), Additional::Schema(b)) => node(a, b, &format!("{at}/*"), out),
+        (Additional::Schema(a), Additional::Schema(b)) => child(a, b, &format!("{at}/*"), shared, out),
         (a, b) if a == b => {}
         // Nothing was stated, so nothing was kept: declaring properties or a map is additive.
         (Additional::Unstated, Additional::Closed | Additional::Schema(_)) => {}

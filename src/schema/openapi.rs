@@ -15,7 +15,8 @@
 //! Strict like everything covenant reads: a keyword the model does not know is a problem
 //! naming its path and the nearest keyword; every problem is returned, not only the first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -95,8 +96,29 @@ const OPENAPI_KEPT: &[&str] = &[
 /// The keys an `x-kubernetes-validations` rule may carry.
 const CEL_KEYS: &[&str] = &["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
 
-/// How deep `$ref`s may nest before the loader calls the schema recursive.
-const MAX_REF_DEPTH: usize = 32;
+/// How deep `$ref`s may nest (a definition referencing one referencing one …).
+pub const MAX_REF_DEPTH: usize = 64;
+
+/// The most schema nodes one schema may build: a backstop beside sharing, far above any real
+/// CRD (the largest in the corpus build some tens of thousands).
+pub const MAX_SCHEMA_NODES: usize = 200_000;
+
+/// What copying a node's own keywords costs, in nodes.
+fn weight(s: &Schema) -> usize {
+    1 + s.properties.len()
+        + s.enumeration.as_ref().map_or(0, Vec::len)
+        + s.required.len()
+        + s.extensions.len()
+        + s.validations.len()
+        + s.all_of.len()
+        + s.any_of.len()
+        + s.one_of.len()
+}
+
+/// A reference token: `~` and `/` escaped.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
 
 /// Load a schema at `at`; every problem is returned.
 pub fn load(value: &Value, at: &Location, dialect: Dialect) -> Result<Schema, Vec<LoadProblem>> {
@@ -121,10 +143,19 @@ fn load_with(
     dialect: Dialect,
     keep_unknown: bool,
 ) -> Result<Schema, Vec<LoadProblem>> {
-    let mut loader = Loader { root: value, dialect, problems: Vec::new(), refs: Vec::new(), keep_unknown };
-    let schema = *loader.node(value, &At::root(at));
+    let mut loader = Loader {
+        root: value,
+        base: at,
+        dialect,
+        problems: Vec::new(),
+        refs: Vec::new(),
+        definitions: HashMap::new(),
+        nodes: 0,
+        keep_unknown,
+    };
+    let schema = loader.node(value, &At::root(at));
     if loader.problems.is_empty() {
-        Ok(schema)
+        Ok(Arc::unwrap_or_clone(schema))
     } else {
         Err(loader.problems)
     }
@@ -177,113 +208,180 @@ impl<'a> At<'a> {
 
 struct Loader<'v> {
     root: &'v Value,
+    /// Where the root stands in its document: definitions are named from here.
+    base: &'v Location,
     dialect: Dialect,
     problems: Vec<LoadProblem>,
     /// The `$ref`s being expanded, innermost last (cycle detection).
     refs: Vec<String>,
+    /// Every definition loaded so far, by the reference that named it: each is read once and
+    /// shared by every node that references it.
+    definitions: HashMap<String, Arc<Schema>>,
+    /// The nodes built so far, against `MAX_SCHEMA_NODES`.
+    nodes: usize,
     /// Keep unknown keywords as extensions instead of reporting them.
     keep_unknown: bool,
 }
 
-impl Loader<'_> {
+impl<'v> Loader<'v> {
     fn problem(&mut self, at: Location, message: impl Into<String>) {
         self.problems.push(LoadProblem { at, message: message.into() });
     }
 
     /// Resolve a local reference to the node it names.
-    fn resolve(&self, reference: &str) -> Option<&Value> {
+    fn resolve(&self, reference: &str) -> Option<&'v Value> {
+        let root: &'v Value = self.root;
         let pointer = reference.strip_prefix('#')?;
         if pointer.is_empty() {
-            return Some(self.root);
+            return Some(root);
         }
         // `Value::pointer` unescapes `~0`/`~1` itself; a `$ref` may also be percent-encoded,
         // which local references in practice never are.
-        self.root.pointer(pointer)
+        root.pointer(pointer)
     }
 
     /// Nodes are built on the heap where their parent keeps them (`properties`, `items`, …
     /// hold boxes): a `Schema` is some 600 bytes, not worth moving about.
-    fn node(&mut self, value: &Value, at: &At<'_>) -> Box<Schema> {
+    fn node(&mut self, value: &Value, at: &At<'_>) -> Arc<Schema> {
         let Some(map) = value.as_object() else {
             if let Value::Bool(b) = value {
                 // JSON Schema's boolean schemas: `true` accepts anything, `false` nothing.
                 if self.dialect == Dialect::JsonSchema {
-                    return Box::new(if *b {
+                    return Arc::new(if *b {
                         Schema::any()
                     } else {
-                        Schema { not: Some(Box::new(Schema::any())), ..Schema::default() }
+                        Schema { not: Some(Arc::new(Schema::any())), ..Schema::default() }
                     });
                 }
             }
             self.problem(at.location(), format!("expected a schema mapping, found {}", found(value)));
-            return Box::new(Schema::any());
+            return Arc::new(Schema::any());
         };
+        if !self.spend(1) {
+            return Arc::new(Schema::any());
+        }
         if let Some(reference) = map.get("$ref") {
             return self.reference(map, reference, at);
         }
-        self.keywords(map, at)
+        Arc::new(self.keywords(map, at, None))
     }
 
-    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &At<'_>) -> Box<Schema> {
+    /// Count `n` nodes against the limit; past it, one problem naming the limit, and nothing
+    /// more is built.
+    fn spend(&mut self, n: usize) -> bool {
+        let before = self.nodes;
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes <= MAX_SCHEMA_NODES {
+            return true;
+        }
+        if before <= MAX_SCHEMA_NODES {
+            let at = self.base.clone();
+            self.problem(
+                at,
+                format!(
+                    "the schema is larger than covenant reads: more than {MAX_SCHEMA_NODES} schema nodes \
+                     (counting each node a definition adds where it is referenced with keywords beside \
+                     \"$ref\")"
+                ),
+            );
+        }
+        false
+    }
+
+    /// The definition a local reference names, loaded once at its own place in the document.
+    fn definition(&mut self, name: &str, target: &Value) -> Arc<Schema> {
+        if let Some(d) = self.definitions.get(name) {
+            return Arc::clone(d);
+        }
+        let mut location = self.base.clone();
+        for step in name.trim_start_matches('#').split('/').skip(1) {
+            location = location.key(&unescape(step));
+        }
+        self.refs.push(name.to_string());
+        let schema = self.node(target, &At::root(&location));
+        self.refs.pop();
+        self.definitions.insert(name.to_string(), Arc::clone(&schema));
+        schema
+    }
+
+    fn reference(&mut self, map: &Map<String, Value>, reference: &Value, at: &At<'_>) -> Arc<Schema> {
         let here = at.key("$ref");
         if self.dialect == Dialect::OpenApi {
             self.problem(
                 here.location(),
                 "\"$ref\" is not allowed in a structural schema (CRD openAPIV3Schema)",
             );
-            return Box::new(Schema::any());
+            return Arc::new(Schema::any());
         }
         let Some(name) = reference.as_str() else {
             self.problem(here.location(), format!("expected a reference string, found {}", found(reference)));
-            return Box::new(Schema::any());
+            return Arc::new(Schema::any());
         };
-        if self.refs.iter().any(|r| r == name) || self.refs.len() >= MAX_REF_DEPTH {
+        if self.refs.iter().any(|r| r == name) {
             self.problem(
                 here.location(),
                 format!("\"$ref\": \"{name}\" is recursive; covenant's model holds finite schemas only"),
             );
-            return Box::new(Schema::any());
+            return Arc::new(Schema::any());
         }
-        let Some(target) = self.resolve(name).cloned() else {
+        if self.refs.len() >= MAX_REF_DEPTH && !self.definitions.contains_key(name) {
+            self.problem(
+                here.location(),
+                format!("\"$ref\": \"{name}\" nests definitions more than {MAX_REF_DEPTH} deep, more than covenant reads"),
+            );
+            return Arc::new(Schema::any());
+        }
+        let Some(target) = self.resolve(name) else {
             let hint = if name.starts_with('#') {
                 "no such definition"
             } else {
                 "only local references (#/…) are read"
             };
             self.problem(here.location(), format!("\"$ref\": \"{name}\" cannot be resolved: {hint}"));
-            return Box::new(Schema::any());
+            return Arc::new(Schema::any());
         };
-        let Some(target_map) = target.as_object() else {
+        if !target.is_object() {
             self.problem(
                 here.location(),
-                format!("\"$ref\": \"{name}\" names {}, not a schema", found(&target)),
+                format!("\"$ref\": \"{name}\" names {}, not a schema", found(target)),
             );
-            return Box::new(Schema::any());
-        };
-        // The referenced schema with the referring node's own keywords over it (a
-        // `description` or `default` beside the `$ref`).
-        let mut merged = target_map.clone();
-        for (k, v) in map {
-            if k != "$ref" {
-                merged.insert(k.clone(), v.clone());
-            }
+            return Arc::new(Schema::any());
         }
-        self.refs.push(name.to_string());
-        let schema = self.node(&Value::Object(merged), at);
-        self.refs.pop();
-        schema
+        let shared = self.definition(name, target);
+        if map.len() == 1 {
+            return shared;
+        }
+        // The referring node's own keywords (a `description` or `default` beside the `$ref`)
+        // over the definition: one new node whose children are still the definition's.
+        if !self.spend(weight(&shared)) {
+            return Arc::new(Schema::any());
+        }
+        let siblings: Map<String, Value> =
+            map.iter().filter(|(k, _)| *k != "$ref").map(|(k, v)| (k.clone(), v.clone())).collect();
+        Arc::new(self.keywords(&siblings, at, Some(Schema::clone(&shared))))
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, at: &At<'_>) -> Box<Schema> {
-        let mut s = Box::<Schema>::default();
-        let mut open = false;
-        let mut additional_declared = false;
+    /// A node from its keywords; over `base` (a definition a `$ref` names) when given, each
+    /// keyword replacing what the definition said.
+    fn keywords(&mut self, map: &Map<String, Value>, at: &At<'_>, base: Option<Schema>) -> Schema {
+        let (mut s, mut open, mut additional_declared) = match base {
+            Some(b) => {
+                let open = b.additional == Additional::Open;
+                let declared = b.additional != Additional::Unstated;
+                (b, open, declared)
+            }
+            None => (Schema::default(), false, false),
+        };
         for (key, v) in map {
             let here = at.key(key);
             match key.as_str() {
-                "type" => self.types(v, &here, &mut s),
+                "type" => {
+                    s.types.clear();
+                    self.types(v, &here, &mut s)
+                }
                 "properties" => match v.as_object() {
                     Some(props) => {
+                        s.properties.clear();
                         for (name, p) in props {
                             let child = self.node(p, &here.key(name));
                             s.properties.insert(name.clone(), child);
@@ -391,25 +489,28 @@ impl Loader<'_> {
                 },
                 "x-kubernetes-validations" => s.validations = self.cel_rules(v, &here),
                 "$defs" | "definitions" if self.dialect == Dialect::JsonSchema => {
-                    // Definitions are read where they are referenced; load each once here so a
-                    // problem in an unreferenced definition is reported too.
-                    if let Some(defs) = v.as_object() {
-                        let mut scratch = Loader {
-                            root: self.root,
-                            dialect: self.dialect,
-                            problems: Vec::new(),
-                            refs: self.refs.clone(),
-                            keep_unknown: self.keep_unknown,
-                        };
-                        for (name, d) in defs {
-                            scratch.node(d, &here.key(name));
+                    // Definitions are read where they are referenced; load each here too (once:
+                    // the load is shared) so a problem in an unreferenced definition is
+                    // reported. Only the root's definitions are reachable by a local name
+                    // covenant builds; nested ones are read when referenced.
+                    match v.as_object() {
+                        Some(defs) if at.parent.is_none() && std::ptr::eq(at.base, self.base) => {
+                            for (name, d) in defs {
+                                let reference = format!("#/{key}/{}", escape(name));
+                                if !self.refs.contains(&reference) {
+                                    self.definition(&reference, d);
+                                }
+                            }
                         }
-                        self.problems.extend(scratch.problems);
-                    } else {
-                        self.problem(
+                        Some(defs) => {
+                            for (name, d) in defs {
+                                self.node(d, &here.key(name));
+                            }
+                        }
+                        None => self.problem(
                             here.location(),
                             format!("expected a mapping of schemas, found {}", found(v)),
-                        );
+                        ),
                     }
                 }
                 k if self.dialect == Dialect::JsonSchema
@@ -474,10 +575,10 @@ impl Loader<'_> {
         }
     }
 
-    fn members(&mut self, v: &Value, here: &At<'_>) -> Vec<Schema> {
+    fn members(&mut self, v: &Value, here: &At<'_>) -> Vec<Arc<Schema>> {
         match v.as_array() {
             Some(a) if !a.is_empty() => {
-                a.iter().enumerate().map(|(i, m)| *self.node(m, &here.index(i))).collect()
+                a.iter().enumerate().map(|(i, m)| self.node(m, &here.index(i))).collect()
             }
             _ => {
                 self.problem(
@@ -679,6 +780,35 @@ mod tests {
         assert!(problems.iter().all(|p| p.message.contains("recursive")), "{problems:?}");
         let missing = load(&json!({"$ref": "#/$defs/Nope"}), &at(), Dialect::JsonSchema).unwrap_err();
         assert!(missing[0].message.contains("cannot be resolved"), "{missing:?}");
+    }
+
+    #[test]
+    fn a_definition_is_loaded_once_and_shared_and_its_problems_named_where_it_stands() {
+        let doc = json!({"type": "object",
+            "$defs": {"Port": {"type": "integer", "maximum": 65535, "minimun": 1}},
+            "properties": {
+                "http": {"$ref": "#/$defs/Port"},
+                "https": {"$ref": "#/$defs/Port"},
+                "admin": {"$ref": "#/$defs/Port", "maximum": 9999, "description": "admin port"}}});
+        let problems = load(&doc, &at(), Dialect::JsonSchema).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].at.pointer, "/schema/$defs/Port/minimun", "{problems:?}");
+
+        let doc = json!({"type": "object",
+            "$defs": {"Port": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 65535}}}},
+            "properties": {
+                "http": {"$ref": "#/$defs/Port"},
+                "https": {"$ref": "#/$defs/Port"},
+                "admin": {"$ref": "#/$defs/Port", "required": ["n"], "description": "admin port"}}});
+        let s = load(&doc, &at(), Dialect::JsonSchema).unwrap();
+        assert!(Arc::ptr_eq(&s.properties["http"], &s.properties["https"]));
+        // Keywords beside `$ref` make a node of their own over the definition's children.
+        let admin = &s.properties["admin"];
+        assert!(!Arc::ptr_eq(admin, &s.properties["http"]));
+        assert!(Arc::ptr_eq(&admin.properties["n"], &s.properties["http"].properties["n"]));
+        assert_eq!(admin.required, ["n"]);
+        assert_eq!(admin.description.as_deref(), Some("admin port"));
+        assert!(s.properties["http"].required.is_empty() && s.properties["http"].description.is_none());
     }
 
     #[test]

@@ -108,14 +108,14 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
                 Some(props) => {
                     for (name, s) in props {
                         let child = node(s, &here.key(name), problems);
-                        schema.properties.insert(name.clone(), Box::new(child));
+                        schema.properties.insert(name.clone(), std::sync::Arc::new(child));
                     }
                 }
                 None => problems
                     .push(LoadProblem { at: here, message: "expected a mapping of property schemas".into() }),
             },
-            "items" => schema.items = Some(Box::new(node(v, &here, problems))),
-            _ => schema.additional = Additional::Schema(Box::new(node(v, &here, problems))),
+            "items" => schema.items = Some(std::sync::Arc::new(node(v, &here, problems))),
+            _ => schema.additional = Additional::Schema(std::sync::Arc::new(node(v, &here, problems))),
         }
     }
     // An object with declared properties is closed unless marked open; an untyped schema

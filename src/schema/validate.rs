@@ -4,6 +4,9 @@
 //! the value normalised as the schema reads it (an integral `3.0` becomes `3`; a union value
 //! takes the first member type that accepts it).
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
 use serde_json::{Number, Value};
 
 use super::evaluate::{Evaluator, Verdict};
@@ -184,7 +187,16 @@ pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Require
 /// Validate `value` at `at` against `schema`, read as `options` say.
 pub fn validate_with(schema: &Schema, value: &Value, at: &Location, options: Options) -> Outcome {
     let mut violations = Vec::new();
-    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new(), ev: None };
+    let mut branches = Branches::new();
+    let mut walker = Walker {
+        options,
+        out: &mut violations,
+        base: at,
+        steps: Vec::new(),
+        ev: None,
+        branches: &mut branches,
+        walked: HashSet::new(),
+    };
     let normalized = walker.walk(schema, value, 0, false);
     Outcome { normalized, violations }
 }
@@ -201,7 +213,16 @@ pub fn validate_evaluating(
 ) -> Outcome {
     let mut violations = Vec::new();
     let options = Options::required(required);
-    let mut walker = Walker { options, out: &mut violations, base: at, steps: Vec::new(), ev: Some(ev) };
+    let mut branches = Branches::new();
+    let mut walker = Walker {
+        options,
+        out: &mut violations,
+        base: at,
+        steps: Vec::new(),
+        ev: Some(ev),
+        branches: &mut branches,
+        walked: HashSet::new(),
+    };
     let normalized = walker.walk(schema, value, 0, false);
     Outcome { normalized, violations }
 }
@@ -283,6 +304,19 @@ struct Walker<'o, 'v> {
     base: &'o Location,
     steps: Vec<Step<'v>>,
     ev: Option<&'o mut Evaluator>,
+    /// Whether an `anyOf`/`oneOf` member accepts a value, by (member, value) node: a shared
+    /// definition under nested compositions is tried once per value, not once per path.
+    branches: &'o mut Branches,
+    /// The `allOf` members already walked on a value by this walker (their problems are in
+    /// `out` already).
+    walked: HashSet<(usize, usize)>,
+}
+
+/// Branch outcomes by (schema node, value node) address, for one validation.
+type Branches = HashMap<(usize, usize), bool>;
+
+fn key(schema: &Arc<Schema>, value: &Value) -> (usize, usize) {
+    (Arc::as_ptr(schema) as usize, value as *const Value as usize)
 }
 
 impl<'o, 'v> Walker<'o, 'v> {
@@ -358,7 +392,9 @@ impl<'o, 'v> Walker<'o, 'v> {
             self.evaluate(schema, read, in_list);
         }
         for member in &schema.all_of {
-            self.walk(member, value, depth, in_list);
+            if self.walked.insert(key(member, value)) {
+                self.walk(member, value, depth, in_list);
+            }
         }
         for (keyword, members) in [("anyOf", &schema.any_of), ("oneOf", &schema.one_of)] {
             if members.is_empty() {
@@ -367,6 +403,9 @@ impl<'o, 'v> Walker<'o, 'v> {
             let accepted = members
                 .iter()
                 .filter(|m| {
+                    if let Some(known) = self.branches.get(&key(m, value)) {
+                        return *known;
+                    }
                     let mut scratch = Vec::new();
                     let mut trial = Walker {
                         options: self.options,
@@ -374,9 +413,13 @@ impl<'o, 'v> Walker<'o, 'v> {
                         base: self.base,
                         steps: self.steps.clone(),
                         ev: self.ev.as_deref_mut(),
+                        branches: &mut *self.branches,
+                        walked: HashSet::new(),
                     };
                     trial.walk(m, value, depth, in_list);
-                    scratch.is_empty()
+                    let accepts = scratch.is_empty();
+                    self.branches.insert(key(m, value), accepts);
+                    accepts
                 })
                 .count();
             if accepted == 0 || (keyword == "oneOf" && accepted > 1) {
@@ -705,7 +748,7 @@ mod tests {
             _ => {
                 let mut o = Schema::of(Type::Object);
                 for i in 0..=rng.next(4) {
-                    o.properties.insert(format!("p{i}"), Box::new(gen_schema(rng, depth - 1)));
+                    o.properties.insert(format!("p{i}"), std::sync::Arc::new(gen_schema(rng, depth - 1)));
                 }
                 o.required = o.properties.keys().filter(|_| rng.next(2) == 0).cloned().collect();
                 o
