@@ -9,7 +9,7 @@ mod decode;
 mod respond;
 
 pub use decode::{decode, DecodeError, Review};
-pub use respond::{respond, respond_mutation, MAX_WARNINGS, MAX_WARNING_LEN};
+pub use respond::{respond, respond_mutation, respond_unjudged, MAX_WARNINGS, MAX_WARNING_LEN};
 
 /// The one AdmissionReview version covenant speaks.
 pub const API_VERSION: &str = "admission.k8s.io/v1";

@@ -60,6 +60,11 @@ pub struct Config {
     pub release_labels: (String, String),
     /// The largest AdmissionReview body accepted.
     pub body_limit: usize,
+    /// How many reviews are read and judged at once; more wait for a turn.
+    pub reviews_in_flight: usize,
+    /// How many bytes of review bodies are held at once (each review counts its declared
+    /// length, or the body limit when it declares none); more wait for a turn.
+    pub buffered_bytes: usize,
 }
 
 /// Which CRDs and XRDs the platform owns: their evolution findings deny per the stability
@@ -392,6 +397,17 @@ fn resolve(
     if body_limit < 1024 {
         problem("/server/bodyLimitBytes".into(), format!("expected at least 1024 bytes, found {body_limit}"));
     }
+    let reviews_in_flight = file.server.max_reviews_in_flight.unwrap_or(32);
+    if reviews_in_flight == 0 {
+        problem("/server/maxReviewsInFlight".into(), "expected at least 1, found 0".to_string());
+    }
+    let buffered_bytes = file.server.max_buffered_bytes.unwrap_or(48 * 1024 * 1024);
+    if buffered_bytes < body_limit {
+        problem(
+            "/server/maxBufferedBytes".into(),
+            format!("expected at least server.bodyLimitBytes ({body_limit}), found {buffered_bytes}: a review of the largest accepted size could never be read"),
+        );
+    }
 
     let registry_paths: Vec<PathBuf> = file
         .registries
@@ -436,6 +452,8 @@ fn resolve(
                     .unwrap_or_else(|| crate::families::construct::RELEASE_LABELS.1.into()),
             ),
             body_limit,
+            reviews_in_flight,
+            buffered_bytes,
         },
         registry_paths,
     )

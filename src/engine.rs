@@ -190,6 +190,7 @@ impl Engine {
         let mut cx = Context::new(&self.rules, cluster);
         cx.budget = Some(subject.budget.unwrap_or(self.lookup_budget));
         cx.failure_policy = self.failure_policy;
+        cx.stop = subject.stop.clone();
         cx
     }
 
@@ -237,7 +238,10 @@ impl Engine {
                 exempted = Some(e.reason.clone());
             }
         }
-        if subject.operation == Operation::Update && findings.iter().any(|f| f.action == Action::Deny) {
+        if subject.operation == Operation::Update
+            && findings.iter().any(|f| f.action == Action::Deny)
+            && !subject.stop.raised()
+        {
             self.ratchet(subject, cluster, &mut findings);
         }
         // A subject that produced findings concerned the engine even without a family
@@ -270,6 +274,7 @@ impl Engine {
         before.budget = subject.budget;
         before.received_at = subject.received_at;
         before.admitted = subject.admitted;
+        before.stop = subject.stop.clone();
         let mut carried: Vec<String> =
             self.evaluate(&before, cluster).findings.into_iter().map(|f| f.fingerprint).collect();
         for f in findings.iter_mut().filter(|f| f.action == Action::Deny) {

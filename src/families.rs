@@ -72,6 +72,8 @@ pub struct Context<'a> {
     /// When set, nothing reported denies: a denial is lowered to a warning whose message
     /// starts with this text (an advisory CRD's evolution findings).
     pub advisory: Option<String>,
+    /// Raised when the verdict is no longer waited for: long loops stop at their next turn.
+    pub stop: crate::subject::Stop,
     findings: Vec<Finding>,
 }
 
@@ -85,6 +87,7 @@ impl<'a> Context<'a> {
             failure_policy: crate::config::FailurePolicy::Deny,
             notes: Vec::new(),
             advisory: None,
+            stop: crate::subject::Stop::default(),
             findings: Vec::new(),
         }
     }

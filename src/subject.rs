@@ -156,6 +156,33 @@ pub struct Subject {
     /// Whether the subject arrived through admission (an object the apiserver holds, whose
     /// metadata carries the server's fields) rather than from a file.
     pub admitted: bool,
+    /// Set when whoever waits for the verdict has stopped waiting (the request's deadline
+    /// passed): the engine stops between units of work instead of running on.
+    pub stop: Stop,
+}
+
+/// A stop signal shared between a face that owns a deadline and the engine working for it.
+/// The engine reads no clock: the face raises the signal, the engine checks it.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Stop {
+    /// A signal that can be raised (the default one never is).
+    pub fn new() -> Stop {
+        Stop(Some(std::sync::Arc::default()))
+    }
+
+    /// Raise it: the work it was handed to stops at its next check.
+    pub fn raise(&self) {
+        if let Some(flag) = &self.0 {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// Whether it was raised.
+    pub fn raised(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Subject {
@@ -180,6 +207,7 @@ impl Subject {
             budget: None,
             received_at: None,
             admitted: false,
+            stop: Stop::default(),
         }
     }
 }

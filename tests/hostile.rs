@@ -535,3 +535,148 @@ fn values_against_a_schema_covenant_cannot_read_are_reported_unchecked() {
     assert!(text.contains("warning[CVN-107]") && text.contains("not checked"), "{text}");
     assert!(text.contains("more than 64 deep"), "{text}");
 }
+
+/// Cluster state that takes `delay` to answer every list (a slow or overloaded apiserver
+/// behind a lookup that cannot be served from a cache), counting lists begun and ended.
+struct SlowCluster {
+    delay: Duration,
+    begun: std::sync::atomic::AtomicUsize,
+    ended: std::sync::atomic::AtomicUsize,
+}
+
+impl SlowCluster {
+    fn new(delay: Duration) -> Arc<SlowCluster> {
+        Arc::new(SlowCluster { delay, begun: Default::default(), ended: Default::default() })
+    }
+
+    fn ended(&self) -> usize {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl covenant::cluster::ClusterView for SlowCluster {
+    fn list(
+        &self,
+        _: &str,
+        _: &str,
+        _: Option<&str>,
+        _: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, covenant::cluster::Error> {
+        self.begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Vec::new())
+    }
+}
+
+/// A Component whose pin must be resolved against cluster state: a review that looks up.
+fn pinned_component(uid: &str) -> Value {
+    common::review(
+        uid,
+        "openchoreo.dev",
+        "Component",
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+               "metadata": {"name": "web", "namespace": "shop"},
+               "spec": {"owner": {"projectName": "shop"},
+                        "componentType": {"kind": "ComponentType", "name": "deployment/web-service", "version": "1"}}}),
+    )
+}
+
+async fn slow_server(
+    cluster: &Arc<SlowCluster>,
+    edit: impl FnOnce(&mut covenant::config::Config),
+) -> TestServer {
+    let mut setup = Setup { cluster: Some(cluster.clone()), ..Setup::default() };
+    edit(&mut setup.config);
+    TestServer::with(setup).await
+}
+
+/// Reviews are judged off the workers that serve connections: while more reviews than there
+/// are workers wait on a slow lookup, probes, /metrics and a review that looks nothing up are
+/// all answered — before any of the slow lookups has returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_reviews_never_stall_probes_or_other_reviews() {
+    let cluster = SlowCluster::new(Duration::from_secs(4));
+    let server = slow_server(&cluster, |_| {}).await;
+    let c = server.h2();
+    let url = server.url("/api/v0/validate");
+    let slow: Vec<_> = (0..6)
+        .map(|i| {
+            let (c, url) = (c.clone(), url.clone());
+            tokio::spawn(
+                async move { post(&c, &url, pinned_component(&format!("slow-{i}")).to_string()).await },
+            )
+        })
+        .collect();
+    while cluster.begun.load(std::sync::atomic::Ordering::SeqCst) < 6 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let admin = format!("http://{}", server.admin);
+    for path in ["/livez", "/readyz", "/metrics"] {
+        let resp = reqwest::get(format!("{admin}{path}")).await.unwrap();
+        assert_eq!(resp.status(), 200, "{path}");
+    }
+    let resp = post(&c, &url, sample().to_string()).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(cluster.ended(), 0, "answered only after a slow lookup returned");
+    for s in slow {
+        assert_eq!(s.await.unwrap().status(), 200);
+    }
+}
+
+/// A review whose lookup outlasts the request's deadline is answered at the deadline, per the
+/// failure policy, saying so — not when the lookup returns.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_not_judged_by_its_deadline_is_answered_per_the_failure_policy() {
+    for allow in [false, true] {
+        let cluster = SlowCluster::new(Duration::from_secs(4));
+        let server = slow_server(&cluster, |c| {
+            if allow {
+                c.failure_policy = covenant::config::FailurePolicy::Allow;
+            }
+        })
+        .await;
+        let url = server.url("/api/v0/validate?timeout=1s");
+        let resp = post(&server.h2(), &url, pinned_component("late").to_string()).await;
+        assert_eq!(resp.status(), 200);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(cluster.ended(), 0, "answered only after the lookup returned");
+        let r = &body["response"];
+        assert_eq!(r["uid"], "late");
+        assert_eq!(r["allowed"], allow, "{body}");
+        let said = if allow { r["warnings"][0].as_str() } else { r["status"]["message"].as_str() };
+        let said = said.unwrap_or_default();
+        assert!(
+            said.contains("could not judge this Component within the request's deadline of 1s"),
+            "{said}"
+        );
+        if !allow {
+            assert_eq!(r["status"]["code"], 503);
+        }
+        assert!(server.metrics().await.contains(r#"decision="unjudged""#));
+        still_answers(&server).await;
+    }
+}
+
+/// Past `server.maxReviewsInFlight`, a review waits for a turn until its deadline and is then
+/// answered 429 with Retry-After; the review holding the turn is answered as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn reviews_past_the_in_flight_limit_wait_then_get_429() {
+    let cluster = SlowCluster::new(Duration::from_secs(3));
+    let server = slow_server(&cluster, |c| c.reviews_in_flight = 1).await;
+    let c = server.h2();
+    let first = {
+        let (c, url) = (c.clone(), server.url("/api/v0/validate"));
+        tokio::spawn(async move { post(&c, &url, pinned_component("first").to_string()).await })
+    };
+    while cluster.begun.load(std::sync::atomic::Ordering::SeqCst) < 1 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let resp = post(&c, &server.url("/api/v0/validate?timeout=1s"), sample().to_string()).await;
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let (status, detail) = refusal(resp).await;
+    assert_eq!(status, 429);
+    assert!(detail.contains("server.maxReviewsInFlight"), "{detail}");
+    assert_eq!(first.await.unwrap().status(), 200);
+    still_answers(&server).await;
+}

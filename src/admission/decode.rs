@@ -211,6 +211,7 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
         budget: None,
         received_at: None,
         admitted: true,
+        stop: crate::subject::Stop::default(),
     };
     Ok(Review { uid: request.uid, sub_resource: request.sub_resource, subject })
 }

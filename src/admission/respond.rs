@@ -112,6 +112,26 @@ pub fn respond_mutation(uid: &str, ops: &[serde_json::Value], warnings: &[String
     review
 }
 
+/// The answer for a review covenant could not judge in time: admitted with `reason` as a
+/// warning when the failure policy allows, else refused with it (code 503, so a client may
+/// retry) — never answered as if judged.
+pub fn respond_unjudged(uid: &str, allow: bool, reason: &str) -> AdmissionReview<DynamicObject> {
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = uid.to_string();
+    response.allowed = true;
+    response.result = Status::success();
+    if allow {
+        response.warnings = Some(vec![truncate(reason, MAX_WARNING_LEN)]);
+    } else {
+        response = response.deny(truncate(reason, MAX_MESSAGE_LEN));
+        response.result.status = Some(kube::core::response::StatusSummary::Failure);
+        response.result.code = 503;
+        response.result.reason = "ServiceUnavailable".into();
+    }
+    response.audit_annotations.insert("unjudged".into(), "deadline".into());
+    response.into_review()
+}
+
 /// Build the response review for `uid` from a verdict, plus any extra warnings the
 /// protocol layer has (such as an unknown operation).
 pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> AdmissionReview<DynamicObject> {

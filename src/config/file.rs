@@ -149,4 +149,10 @@ pub struct Server {
     /// Body limit in bytes.
     #[serde(default)]
     pub body_limit_bytes: Option<usize>,
+    /// Reviews judged at once.
+    #[serde(default)]
+    pub max_reviews_in_flight: Option<usize>,
+    /// Bytes of review bodies held at once.
+    #[serde(default)]
+    pub max_buffered_bytes: Option<usize>,
 }

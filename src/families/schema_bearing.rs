@@ -770,6 +770,11 @@ impl SchemaBearing {
             ev.unprovable.clear();
             let mut failing = Vec::new();
             for o in &of_version {
+                if cx.stop.raised() {
+                    unprovable
+                        .push("the request's deadline passed before every live object was checked".into());
+                    break;
+                }
                 let out =
                     validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, &mut ev);
                 if let Some(first) = out.violations.first() {

@@ -87,6 +87,18 @@ impl Problem {
         )
     }
 
+    /// 429: no turn came free before the review's deadline.
+    pub fn too_many(in_flight: usize) -> Problem {
+        Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too-many-reviews",
+            "Too many reviews in flight",
+            format!(
+                "covenant is judging as many reviews as it holds at once ({in_flight} in flight, server.maxReviewsInFlight, and server.maxBufferedBytes of bodies) and none finished before this review's deadline; retry"
+            ),
+        )
+    }
+
     /// 400.
     pub fn bad_request(slug: &str, title: &'static str, detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, slug, title, detail)
@@ -109,6 +121,9 @@ impl IntoResponse for Problem {
         let body = serde_json::to_vec(&self).unwrap_or_default();
         let mut response = (status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         response
     }
 }

@@ -62,6 +62,14 @@ pub struct AppState {
     pub mutation_enabled: bool,
     /// The background audit's status, when `--audit-interval` runs one.
     pub audit: Option<Arc<crate::audit::Status>>,
+    /// Turns for reviews in flight (`server.maxReviewsInFlight`).
+    pub reviews: Arc<tokio::sync::Semaphore>,
+    /// How many turns there are.
+    pub in_flight_limit: usize,
+    /// Bytes of review bodies that may be held at once (`server.maxBufferedBytes`).
+    pub buffered: Arc<tokio::sync::Semaphore>,
+    /// What a review that cannot be judged in time gets: allowed with a warning, or refused.
+    pub failure_policy: crate::config::FailurePolicy,
 }
 
 /// The cluster view as the server uses it: every lookup timed into
@@ -137,6 +145,10 @@ impl AppState {
             lookup_budget: config.lookup_budget,
             mutation_enabled: config.mutation_enabled,
             audit: None,
+            reviews: Arc::new(tokio::sync::Semaphore::new(config.reviews_in_flight)),
+            in_flight_limit: config.reviews_in_flight,
+            buffered: Arc::new(tokio::sync::Semaphore::new(config.buffered_bytes)),
+            failure_policy: config.failure_policy,
         })
     }
 }

@@ -116,70 +116,218 @@ async fn read_body(
     })
 }
 
+/// What is kept of a review's deadline to answer in.
+const ANSWER_MARGIN: Duration = Duration::from_millis(250);
+
+/// The deadline of a review that states none: the apiserver's default webhook timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How much of a body refused before it was read is still read (and dropped), and for how
+/// long, so the client reads the refusal instead of a reset connection.
+const DISCARD_BYTES: usize = 1024 * 1024;
+const DISCARD_WITHIN: Duration = Duration::from_secs(2);
+
+/// Read and drop up to `DISCARD_BYTES` of a body refused unread, for at most
+/// `DISCARD_WITHIN`.
+async fn discard(mut body: Body) {
+    use http_body_util::BodyExt;
+    let mut left = DISCARD_BYTES;
+    let drain = async {
+        while let Some(Ok(frame)) = body.frame().await {
+            let n = frame.data_ref().map_or(0, |d| d.len());
+            if n >= left {
+                break;
+            }
+            left -= n;
+        }
+    };
+    let _ = tokio::time::timeout(DISCARD_WITHIN, drain).await;
+}
+
+/// A refusal of the HTTP layer: counted, logged without the body's contents, answered.
+fn refuse(state: &AppState, webhook: Webhook, problem: Problem) -> Response {
+    state.metrics.requests.with_label_values(&[webhook.as_str(), "", "", "", "error", "false"]).inc();
+    // The detail goes to the client only: a decoding error can quote what the body held, and
+    // the log never carries a body's contents.
+    tracing::info!(
+        webhook = webhook.as_str(),
+        status = problem.status,
+        problem = problem.title,
+        "review refused"
+    );
+    problem.into_response()
+}
+
 async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
+    // Refusals decided on the head alone still read a bounded part of the body first.
+    let head = deadline(parts.uri.query()).and_then(|t| content_type_ok(&parts.headers).map(|()| t));
+    let timeout = match head {
+        Ok(t) => t,
+        Err(problem) => {
+            discard(body).await;
+            return refuse(&state, webhook, problem);
+        }
+    };
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > state.body_limit) {
+        discard(body).await;
+        return refuse(&state, webhook, Problem::too_large(state.body_limit));
+    }
+
+    // The engine must be done by the review's deadline, less a margin to answer in.
+    let until = tokio::time::Instant::from_std(started)
+        + timeout.unwrap_or(DEFAULT_TIMEOUT).saturating_sub(ANSWER_MARGIN);
+    // A turn: one of the reviews in flight, and room for this body among the bytes held.
+    let want = declared.unwrap_or(state.body_limit).max(1);
+    let turn = tokio::time::timeout_at(until, async {
+        let review = state.reviews.clone().acquire_owned().await.ok()?;
+        let bytes = state.buffered.clone().acquire_many_owned(u32::try_from(want).ok()?).await.ok()?;
+        Some((review, bytes))
+    })
+    .await;
+    let Ok(Some((review_turn, mut bytes_turn))) = turn else {
+        discard(body).await;
+        return refuse(&state, webhook, Problem::too_many(state.in_flight_limit));
+    };
+
     let outcome = async {
-        let timeout = deadline(parts.uri.query())?;
-        content_type_ok(&parts.headers)?;
         let bytes = read_body(body, &parts.headers, state.body_limit, state.read_timeout).await?;
-        let review = admission::decode(&bytes).map_err(|e| {
+        // What a body without a length did not use is given back at once.
+        if let Some(surplus) = want.checked_sub(bytes.len()).filter(|n| *n > 0) {
+            drop(bytes_turn.split(surplus));
+        }
+        admission::decode(&bytes).map_err(|e| {
             let slug = match e {
                 DecodeError::Version { .. } => "unsupported-version",
                 _ => "malformed-review",
             };
             Problem::bad_request(slug, "Invalid AdmissionReview", e.to_string())
-        })?;
-        Ok::<_, Problem>((review, timeout))
+        })
     }
     .await;
-
-    let (mut review, timeout) = match outcome {
-        Ok(ok) => ok,
-        Err(problem) => {
-            state.metrics.requests.with_label_values(&[webhook.as_str(), "", "", "", "error", "false"]).inc();
-            // The detail goes to the client only: a decoding error can quote what the body
-            // held, and the log never carries a body's contents.
-            tracing::info!(
-                webhook = webhook.as_str(),
-                status = problem.status,
-                problem = problem.title,
-                "review refused"
-            );
-            return problem.into_response();
-        }
+    let mut review = match outcome {
+        Ok(review) => review,
+        Err(problem) => return refuse(&state, webhook, problem),
     };
 
     // Rules that look up cluster state share what is left of the request's deadline,
     // minus a margin to answer in, capped by the configured budget.
     let budget = match timeout {
-        Some(t) => t.saturating_sub(Duration::from_millis(250)).min(state.lookup_budget),
+        Some(t) => t.saturating_sub(ANSWER_MARGIN).min(state.lookup_budget),
         None => state.lookup_budget,
     };
     review.subject.budget = Some(budget);
     review.subject.received_at = Some(SystemTime::now());
+    let stop = crate::subject::Stop::new();
+    review.subject.stop = stop.clone();
 
-    if webhook == Webhook::Mutate {
-        return answer_mutation(state, review, started);
+    if let (Operation::Other(op), Webhook::Validate) = (&review.subject.operation, webhook) {
+        let warning = format!(
+            "covenant: operation \"{op}\" is not one of CREATE, UPDATE, DELETE, CONNECT; no rule ran"
+        );
+        let response = admission::respond(&review.uid, &crate::engine::Verdict::default(), &[warning]);
+        return answer(&state, webhook.as_str(), &review.subject, started, &response);
     }
-    let mut extra_warnings = Vec::new();
-    let verdict = match (&review.subject.operation, webhook, state.mutation_enabled) {
-        (Operation::Other(op), _, _) => {
-            extra_warnings.push(format!(
-                "covenant: operation \"{op}\" is not one of CREATE, UPDATE, DELETE, CONNECT; no rule ran"
-            ));
-            crate::engine::Verdict::default()
-        }
-        (_, Webhook::Mutate, _) => crate::engine::Verdict::default(),
-        (_, Webhook::Validate, _) => state.engine.evaluate(&review.subject, state.cluster.as_ref()),
-    };
 
+    // The engine runs on the blocking pool, off the workers that serve connections and
+    // probes; the turns are held until it is done, even when its answer is no longer waited
+    // for (then it is stopped at its next check).
+    let (engine, cluster) = (state.engine.clone(), state.cluster.clone());
+    let mutation_enabled = state.mutation_enabled;
+    let held = (review.uid.clone(), outline(&review.subject));
+    let job = tokio::task::spawn_blocking(move || {
+        let _turns = (review_turn, bytes_turn);
+        let judged = match webhook {
+            Webhook::Validate => Judged::Verdict(engine.evaluate(&review.subject, cluster.as_ref())),
+            Webhook::Mutate => Judged::Mutation(match (&review.subject.operation, mutation_enabled) {
+                (Operation::Create | Operation::Update, true) => {
+                    engine.mutate(&review.subject, cluster.as_ref())
+                }
+                _ => crate::engine::Mutation::default(),
+            }),
+        };
+        (review, judged)
+    });
+    match tokio::time::timeout_at(until, job).await {
+        Ok(Ok((review, Judged::Verdict(verdict)))) => answer_verdict(&state, review, &verdict, started),
+        Ok(Ok((review, Judged::Mutation(mutation)))) => answer_mutation(&state, review, mutation, started),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, uid = %held.0, "judging a review failed");
+            Problem::internal().into_response()
+        }
+        Err(_) => {
+            stop.raise();
+            unjudged(&state, webhook, &held.0, &held.1, timeout.unwrap_or(DEFAULT_TIMEOUT), started)
+        }
+    }
+}
+
+/// What identifies a subject in metrics and logs, without its objects.
+fn outline(subject: &crate::subject::Subject) -> crate::subject::Subject {
+    let mut o = crate::subject::Subject::from_document(serde_json::Value::Null);
+    o.object = None;
+    o.gvk = subject.gvk.clone();
+    o.operation = subject.operation.clone();
+    o.dry_run = subject.dry_run;
+    o
+}
+
+/// What the blocking pool hands back.
+enum Judged {
+    Verdict(crate::engine::Verdict),
+    Mutation(crate::engine::Mutation),
+}
+
+/// A review not judged by its deadline: answered per the failure policy, with a message that
+/// says so (a mutation is let through unpatched: the mutating webhooks fail open).
+fn unjudged(
+    state: &AppState,
+    webhook: Webhook,
+    uid: &str,
+    subject: &crate::subject::Subject,
+    timeout: Duration,
+    started: Instant,
+) -> Response {
+    let allow = webhook == Webhook::Mutate || state.failure_policy == crate::config::FailurePolicy::Allow;
+    let policy = match (webhook, allow) {
+        (Webhook::Mutate, _) => "not patched",
+        (_, true) => "failure policy allow: admitted",
+        (_, false) => "failure policy deny: refused; retry",
+    };
+    let reason = format!(
+        "covenant could not judge this {} within the request's deadline of {} (less {} to answer in); {policy}",
+        subject.gvk.kind,
+        humantime::format_duration(timeout),
+        humantime::format_duration(ANSWER_MARGIN),
+    );
+    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
+    let op = subject.operation.as_label();
+    let dry_run = if subject.dry_run { "true" } else { "false" };
+    state.metrics.requests.with_label_values(&[webhook.as_str(), op, group, kind, "unjudged", dry_run]).inc();
+    tracing::warn!(uid, webhook = webhook.as_str(), gvk = %subject.gvk, operation = op, allowed = allow, "review not judged by its deadline");
+    let response = admission::respond_unjudged(uid, allow, &reason);
+    answer(state, webhook.as_str(), subject, started, &response)
+}
+
+/// The validating webhook's answer.
+fn answer_verdict(
+    state: &AppState,
+    review: crate::admission::Review,
+    verdict: &crate::engine::Verdict,
+    started: Instant,
+) -> Response {
     let subject = &review.subject;
     let decision = if verdict.denied() { "denied" } else { "allowed" };
     let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
     let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
-    state.metrics.requests.with_label_values(&[webhook.as_str(), op, group, kind, decision, dry_run]).inc();
+    state.metrics.requests.with_label_values(&["validate", op, group, kind, decision, dry_run]).inc();
     for f in &verdict.findings {
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
@@ -187,7 +335,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
     let rules = verdict.rule_counts();
     tracing::info!(
         uid = %review.uid,
-        webhook = webhook.as_str(),
+        webhook = "validate",
         gvk = %subject.gvk,
         operation = op,
         allowed = !verdict.denied(),
@@ -195,9 +343,8 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         audited = verdict.at(Action::Audit).count(),
         "review answered"
     );
-
-    let response = admission::respond(&review.uid, &verdict, &extra_warnings);
-    answer(&state, webhook.as_str(), subject, started, &response)
+    let response = admission::respond(&review.uid, verdict, &[]);
+    answer(state, "validate", subject, started, &response)
 }
 
 /// Encode a review response, record the request's duration, and answer 200.
@@ -228,15 +375,12 @@ fn answer(
 /// The mutating webhook: patches only. Its findings belong to the validating webhook, so a
 /// review is never judged twice; a dry run gets the same patch as a real request.
 fn answer_mutation(
-    state: AppState,
+    state: &AppState,
     review: crate::admission::Review,
-    started: std::time::Instant,
+    mutation: crate::engine::Mutation,
+    started: Instant,
 ) -> Response {
     let subject = &review.subject;
-    let mutation = match (&subject.operation, state.mutation_enabled) {
-        (Operation::Create | Operation::Update, true) => state.engine.mutate(subject, state.cluster.as_ref()),
-        _ => crate::engine::Mutation::default(),
-    };
     let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
     let decision = if mutation.ops.is_empty() { "allowed" } else { "patched" };
@@ -247,7 +391,7 @@ fn answer_mutation(
     }
     tracing::info!(uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
     let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
-    answer(&state, "mutate", subject, started, &response)
+    answer(state, "mutate", subject, started, &response)
 }
 
 #[cfg(test)]
