@@ -7,6 +7,7 @@ use covenant::cli::{renamed, run, Cli};
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    bound_malloc_arenas();
     let args: Vec<String> = std::env::args().collect();
     if let Some(refusal) = renamed(&args) {
         eprintln!("{refusal}");
@@ -54,4 +55,20 @@ fn chain(e: &anyhow::Error) -> String {
         out.push_str(&text);
     }
     out
+}
+
+/// glibc gives each thread that allocates its own malloc arena, up to eight per core, and a
+/// freed review's memory stays in the arena of the blocking-pool thread that judged it: 32
+/// concurrent 5 MiB CRD updates peaked at 365 MiB with the default and 246 MiB with two
+/// arenas. Two keep peak memory near what the reviews in flight hold (`MALLOC_ARENA_MAX` in
+/// the environment still wins).
+fn bound_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // SAFETY: a malloc tuning call made before any thread is started.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
+    }
 }
