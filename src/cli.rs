@@ -148,10 +148,15 @@ pub struct ServeArgs {
     /// How long a client may take to send a request's body (a slow one is answered 408).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub read_timeout: Duration,
-    /// How long an HTTP/1.1 connection may sit idle, or take to send a request head, before
-    /// it is closed; keep it above the apiserver's 90 s idle timeout.
+    /// How long a connection (HTTP/1.1 or HTTP/2, either listener) may sit without a request,
+    /// or take to send a request head, before it is closed; keep it above the apiserver's
+    /// 90 s idle timeout.
     #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
     pub idle_timeout: Duration,
+    /// Webhook connections open at once, at most (further ones wait in the kernel's backlog);
+    /// lowered to fit the open-file limit.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
     /// Worker threads [default: one per core].
     #[arg(long, env = "COVENANT_THREADS")]
     pub threads: Option<usize>,
@@ -684,6 +689,41 @@ pub fn rules_listing(output: RulesOutput) -> String {
     }
 }
 
+/// Descriptors kept for everything but webhook connections: the admin listener's
+/// connections, the certificate files, the API server's, the log.
+const RESERVED_FILES: usize = 256;
+
+/// The open-file limit as the binary found and raised it at start: (soft before, soft
+/// after, hard). The library forbids `unsafe`, so the binary makes the system calls.
+static OPEN_FILES: std::sync::OnceLock<(u64, u64, u64)> = std::sync::OnceLock::new();
+
+/// Record the open-file limit the binary set (see `OPEN_FILES`).
+pub fn open_files_raised(before: u64, soft: u64, hard: u64) {
+    let _ = OPEN_FILES.set((before, soft, hard));
+}
+
+/// The soft open-file limit, logged with how it was raised.
+fn raise_open_files() -> Option<(u64, u64)> {
+    let (before, soft, hard) = *OPEN_FILES.get()?;
+    tracing::info!(soft_before = before, soft, hard, "open-file limit raised to the hard limit");
+    Some((soft, hard))
+}
+
+/// The connection cap, lowered so that webhook connections can never take the descriptors
+/// probes and lookups need.
+fn fit_connections(wanted: usize) -> usize {
+    match raise_open_files() {
+        Some((soft, _)) => {
+            let room = usize::try_from(soft).unwrap_or(usize::MAX).saturating_sub(RESERVED_FILES).max(16);
+            if room < wanted {
+                tracing::warn!(wanted, cap = room, "--max-connections lowered to fit the open-file limit");
+            }
+            wanted.min(room)
+        }
+        None => wanted,
+    }
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     crate::telemetry::init(args.log_format, &args.log_level);
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
@@ -782,6 +822,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         read_timeout: args.read_timeout,
         idle_timeout: args.idle_timeout,
         handshake_timeout: Duration::from_secs(10),
+        max_connections: fit_connections(args.max_connections),
     };
     let bound = crate::server::bind(options, state).await?;
     tracing::info!(config = %config.source, "config loaded");

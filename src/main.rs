@@ -8,6 +8,7 @@ use covenant::cli::{renamed, run, Cli};
 fn main() -> ExitCode {
     restore_sigpipe();
     bound_malloc_arenas();
+    raise_open_files();
     let args: Vec<String> = std::env::args().collect();
     if let Some(refusal) = renamed(&args) {
         eprintln!("{refusal}");
@@ -69,6 +70,31 @@ fn bound_malloc_arenas() {
         #[allow(unsafe_code)]
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
+    }
+}
+
+/// Raise the open-file soft limit to the hard limit, as servers do, and tell the library
+/// what was found: it fits its connection cap below it and logs both.
+fn raise_open_files() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit read and write only the struct passed.
+        #[allow(unsafe_code)]
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                return;
+            }
+            let before = limit.rlim_cur;
+            if limit.rlim_cur < limit.rlim_max {
+                let mut raised = limit;
+                raised.rlim_cur = limit.rlim_max;
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                    limit = raised;
+                }
+            }
+            covenant::cli::open_files_raised(before, limit.rlim_cur, limit.rlim_max);
         }
     }
 }

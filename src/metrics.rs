@@ -38,7 +38,17 @@ pub struct Metrics {
     pub audit_last_run: Gauge,
     /// `covenant_audit_duration_seconds`: how long the last audit run took.
     pub audit_duration: Gauge,
+    /// `covenant_connections_open{listener}`: connections being served.
+    pub connections_open: IntGaugeVec,
+    /// `covenant_connection_events_total{listener,event}`: what befell connections
+    /// (`accept_failed`, `handshake_failed`, `handshake_timeout`, `idle_closed`, `error`) —
+    /// counted, and logged only at a bounded rate.
+    pub connection_events: IntCounterVec,
 }
+
+/// The events `connection_events` counts.
+pub const CONNECTION_EVENTS: &[&str] =
+    &["accept_failed", "handshake_failed", "handshake_timeout", "idle_closed", "error"];
 
 /// Buckets from 1 ms to 5 s, with the apiserver's own 5 ms and 25 ms bounds among them.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
@@ -108,6 +118,22 @@ impl Metrics {
         ))?;
         let audit_duration =
             Gauge::with_opts(ns("audit_duration_seconds", "How long the last audit run took."))?;
+        let connections_open = IntGaugeVec::new(
+            ns("connections_open", "Connections being served, by listener."),
+            &["listener"],
+        )?;
+        let connection_events = IntCounterVec::new(
+            ns("connection_events_total", "What befell connections, by listener and event."),
+            &["listener", "event"],
+        )?;
+        registry.register(Box::new(connections_open.clone()))?;
+        registry.register(Box::new(connection_events.clone()))?;
+        for listener in ["webhook", "admin"] {
+            connections_open.with_label_values(&[listener]);
+            for event in CONNECTION_EVENTS {
+                connection_events.with_label_values(&[listener, event]);
+            }
+        }
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(findings.clone()))?;
@@ -148,6 +174,8 @@ impl Metrics {
             audit_runs,
             audit_last_run,
             audit_duration,
+            connections_open,
+            connection_events,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! readiness first, then stops accepting and lets in-flight requests finish.
 
 pub mod admin;
+mod conn;
 pub mod problem;
 pub mod state;
 pub mod tls;
@@ -18,9 +19,6 @@ use axum::http::{Method, Uri};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -79,6 +77,8 @@ pub struct Options {
     pub idle_timeout: Duration,
     /// How long a client may take to finish the TLS handshake.
     pub handshake_timeout: Duration,
+    /// How many webhook connections are open at once, at most.
+    pub max_connections: usize,
 }
 
 /// Listeners bound and TLS loaded, not yet serving.
@@ -133,113 +133,66 @@ impl Bound {
         let readiness = state.readiness.clone();
         let watcher = tokio::spawn(tls.clone().watch(options.reload_interval, state.metrics.clone()));
 
-        let admin_router = admin::router(state.clone());
+        let (admin_serving, admin_drain) = conn::Serving::new(
+            "admin",
+            None,
+            admin::router(state.clone()),
+            options.handshake_timeout,
+            options.idle_timeout,
+            ADMIN_CONNECTIONS,
+            state.metrics.clone(),
+        );
         let (admin_stop_tx, admin_stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let admin_task = tokio::spawn(async move {
-            let serve = axum::serve(admin, admin_router).with_graceful_shutdown(async move {
-                let _ = admin_stop_rx.await;
-            });
-            if let Err(e) = serve.await {
-                tracing::error!(error = %e, "admin listener failed");
-            }
-        });
+        let admin_task = {
+            let serving = admin_serving.clone();
+            tokio::spawn(async move {
+                serving
+                    .accept(&admin, async move {
+                        let _ = admin_stop_rx.await;
+                    })
+                    .await;
+            })
+        };
 
-        let app = router(state);
-        let acceptor = TlsAcceptor::from(tls.config.clone());
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let (serving, drain) = conn::Serving::new(
+            "webhook",
+            Some(TlsAcceptor::from(tls.config.clone())),
+            router(state),
+            options.handshake_timeout,
+            options.idle_timeout,
+            options.max_connections,
+            admin_serving.metrics().clone(),
+        );
         readiness.set_loaded();
-        tracing::info!(webhook = %webhook_addr, admin = %admin_addr, "covenant serving");
+        tracing::info!(webhook = %webhook_addr, admin = %admin_addr, max_connections = serving.cap, "covenant serving");
+        serving.accept(&webhook, shutdown).await;
 
-        tokio::pin!(shutdown);
-        loop {
-            let accepted = tokio::select! {
-                accepted = webhook.accept() => accepted,
-                () = &mut shutdown => break,
-            };
-            let (tcp, peer) = match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    // Accept errors (EMFILE and the like) are transient: back off briefly.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            spawn_connection(tcp, peer, &options, acceptor.clone(), app.clone(), graceful.watcher());
-        }
-
-        // Shutdown: readiness first, so the endpoints controller stops routing to us, then
-        // keep serving through the drain delay, then close and wait for in-flight requests.
+        // Shutdown: readiness first, so the endpoints controller stops routing to us, and the
+        // open connections told to go elsewhere (Connection: close, GOAWAY) as they finish
+        // what they serve; keep accepting through the drain delay (a request the apiserver
+        // routed before it saw readiness drop still reaches a listener), then close and wait
+        // for in-flight requests.
         readiness.set_draining();
+        drain.start();
         tracing::info!(drain_delay = ?options.drain_delay, "shutdown requested; readiness dropped");
         if !options.drain_delay.is_zero() {
-            // Keep accepting during the delay: a request the apiserver routed before it saw
-            // readiness drop still reaches a listener.
-            let deadline = tokio::time::sleep(options.drain_delay);
-            tokio::pin!(deadline);
-            loop {
-                tokio::select! {
-                    () = &mut deadline => break,
-                    accepted = webhook.accept() => if let Ok((tcp, peer)) = accepted {
-                        spawn_connection(tcp, peer, &options, acceptor.clone(), app.clone(), graceful.watcher());
-                    },
-                }
-            }
+            serving.accept(&webhook, tokio::time::sleep(options.drain_delay)).await;
         }
         drop(webhook);
-        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown()).await.is_err() {
+        if !serving.closed(options.shutdown_grace).await {
             tracing::warn!(grace = ?options.shutdown_grace, "in-flight requests did not finish within the grace period");
         }
         watcher.abort();
         let _ = admin_stop_tx.send(());
         let _ = admin_task.await;
+        admin_drain.start();
+        admin_serving.closed(Duration::from_secs(1)).await;
         tracing::info!("covenant stopped");
     }
 }
 
-/// Serve one accepted connection: TLS handshake (bounded in time), then HTTP/1.1 or HTTP/2
-/// as ALPN chose, watched by the graceful-shutdown tracker.
-fn spawn_connection(
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
-    options: &Options,
-    acceptor: TlsAcceptor,
-    app: Router,
-    watcher: hyper_util::server::graceful::Watcher,
-) {
-    let _ = tcp.set_nodelay(true);
-    let (handshake_timeout, idle_timeout) = (options.handshake_timeout, options.idle_timeout);
-    tokio::spawn(async move {
-        let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                return;
-            }
-            Err(_) => {
-                tracing::debug!(%peer, "TLS handshake timed out");
-                return;
-            }
-        };
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        // HTTP/1: a connection gets `idle_timeout` to start and send each request head (the
-        // body's own deadline is the handler's). HTTP/2: bounded streams and resets (the
-        // rapid-reset flood), and pings that close a connection whose peer went silent.
-        builder.http1().timer(TokioTimer::new()).header_read_timeout(idle_timeout);
-        builder
-            .http2()
-            .timer(TokioTimer::new())
-            .max_concurrent_streams(250)
-            .max_pending_accept_reset_streams(64)
-            .keep_alive_interval(Some(Duration::from_secs(30)))
-            .keep_alive_timeout(Duration::from_secs(10));
-        let service = TowerToHyperService::new(app);
-        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-        if let Err(e) = watcher.watch(conn).await {
-            tracing::debug!(%peer, error = %e, "connection ended with an error");
-        }
-    });
-}
+/// How many connections the admin listener serves at once (probes and Prometheus).
+const ADMIN_CONNECTIONS: usize = 64;
 
 /// Resolves on SIGTERM or Ctrl-C.
 pub async fn shutdown_signal() {

@@ -680,3 +680,117 @@ async fn reviews_past_the_in_flight_limit_wait_then_get_429() {
     assert_eq!(first.await.unwrap().status(), 200);
     still_answers(&server).await;
 }
+
+/// A TLS connection with ALPN `h2`, handshake done.
+async fn h2_tls(addr: std::net::SocketAddr, ca_pem: &str) -> tokio_rustls::client::TlsStream<TcpStream> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
+}
+
+/// `--idle-timeout` holds for every connection: a TLS connection that sends nothing after
+/// the handshake, an HTTP/2 connection that stays idle while answering the server's pings
+/// (and pinging itself), and a half-sent request on the admin port are all closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn silent_and_idle_connections_are_closed_after_the_idle_timeout() {
+    let server = TestServer::with(Setup { idle_timeout: Duration::from_secs(1), ..Setup::default() }).await;
+    let mut silent = raw_tls(&server).await;
+
+    let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
+    let (mut sender, conn) = hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(Duration::from_millis(200))
+        .keep_alive_while_idle(true)
+        .handshake::<_, String>(io)
+        .await
+        .unwrap();
+    let idle_h2 = tokio::spawn(conn);
+    let request = http::Request::post(server.url("/api/v0/validate"))
+        .header("content-type", "application/json")
+        .body(sample().to_string())
+        .unwrap();
+    assert_eq!(sender.send_request(request).await.unwrap().status(), 200);
+
+    let mut admin = TcpStream::connect(server.admin).await.unwrap();
+    admin.write_all(b"GET /livez HTTP/1.1\r\nHost: x\r\nAcc").await.unwrap();
+
+    assert!(closed_within(&mut silent, Duration::from_secs(10)).await, "a silent TLS connection was kept");
+    assert!(closed_within(&mut admin, Duration::from_secs(10)).await, "a half-sent admin request was kept");
+    let ended = tokio::time::timeout(Duration::from_secs(10), idle_h2).await;
+    assert!(ended.is_ok(), "an idle HTTP/2 connection answering pings was kept");
+    let metrics = server.metrics().await;
+    let closed = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with(r#"covenant_connection_events_total{event="idle_closed",listener="webhook"}"#)
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(closed.is_some_and(|n| n >= 2), "{metrics}");
+    still_answers(&server).await;
+}
+
+/// At `--max-connections`, the listener accepts nothing more until a connection closes; the
+/// connections it holds are served throughout.
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_past_the_cap_wait_until_one_closes() {
+    let server = TestServer::with(Setup { max_connections: 3, ..Setup::default() }).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(raw_tls(&server).await);
+    }
+    let waiting = tokio::spawn({
+        let (addr, ca) = (server.webhook, server.ca_pem.clone());
+        async move { h2_tls(addr, &ca).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "a connection past the cap was served");
+    let open = server.metrics().await;
+    assert!(open.contains(r#"covenant_connections_open{listener="webhook"} 3"#), "{open}");
+    drop(held.pop());
+    let stream = tokio::time::timeout(Duration::from_secs(10), waiting).await;
+    assert!(stream.is_ok(), "the waiting connection was never served");
+}
+
+/// Draining: an HTTP/1.1 answer carries `Connection: close` and an HTTP/2 connection gets a
+/// GOAWAY (its client sees the connection end once its streams are done), while the drain
+/// delay keeps the listener serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn draining_connections_are_told_to_go_elsewhere() {
+    let mut server =
+        TestServer::with(Setup { drain_delay: Duration::from_secs(3), ..Setup::default() }).await;
+    let h1 = server.h1();
+    let url = server.url("/api/v0/validate");
+    assert_eq!(post(&h1, &url, sample().to_string()).await.status(), 200);
+
+    let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
+    let (mut sender, conn) =
+        hyper::client::conn::http2::handshake::<_, _, String>(hyper_util::rt::TokioExecutor::new(), io)
+            .await
+            .unwrap();
+    let h2 = tokio::spawn(conn);
+    let request =
+        http::Request::post(&url).header("content-type", "application/json").body(sample().to_string());
+    assert_eq!(sender.send_request(request.unwrap()).await.unwrap().status(), 200);
+
+    let stopped = server.shutdown();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let resp = post(&h1, &url, sample().to_string()).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers().get("connection").map(|v| v.to_str().unwrap()), Some("close"));
+    let ended = tokio::time::timeout(Duration::from_secs(2), h2).await;
+    assert!(ended.is_ok(), "the HTTP/2 connection got no GOAWAY during the drain delay");
+    assert!(!stopped.is_finished(), "the drain delay was not kept");
+    stopped.await.unwrap();
+}

@@ -148,13 +148,18 @@ async fn discard(mut body: Body) {
 fn refuse(state: &AppState, webhook: Webhook, problem: Problem) -> Response {
     state.metrics.requests.with_label_values(&[webhook.as_str(), "", "", "", "error", "false"]).inc();
     // The detail goes to the client only: a decoding error can quote what the body held, and
-    // the log never carries a body's contents.
-    tracing::info!(
-        webhook = webhook.as_str(),
-        status = problem.status,
-        problem = problem.title,
-        "review refused"
-    );
+    // the log never carries a body's contents. A flood of refusals is counted in full and
+    // logged a line a second.
+    static REFUSALS: crate::telemetry::Throttle = crate::telemetry::Throttle::new(Duration::from_secs(1));
+    if let Some(skipped) = REFUSALS.admit() {
+        tracing::info!(
+            webhook = webhook.as_str(),
+            status = problem.status,
+            problem = problem.title,
+            skipped,
+            "review refused"
+        );
+    }
     problem.into_response()
 }
 

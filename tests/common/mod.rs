@@ -73,6 +73,8 @@ pub struct Setup {
     pub idle_timeout: Duration,
     /// TLS handshake timeout.
     pub handshake_timeout: Duration,
+    /// Webhook connections open at once.
+    pub max_connections: usize,
 }
 
 impl Default for Setup {
@@ -90,6 +92,7 @@ impl Default for Setup {
             read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(120),
             handshake_timeout: Duration::from_secs(10),
+            max_connections: 1024,
         }
     }
 }
@@ -141,6 +144,7 @@ impl TestServer {
             read_timeout: setup.read_timeout,
             idle_timeout: setup.idle_timeout,
             handshake_timeout: setup.handshake_timeout,
+            max_connections: setup.max_connections,
         };
         let bound = server::bind(options, state.clone()).await.unwrap();
         let (webhook, admin) = (bound.webhook_addr, bound.admin_addr);

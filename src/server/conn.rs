@@ -1,0 +1,282 @@
+//! Serving connections, for both listeners: a bounded number open at once, each closed when
+//! it idles past `--idle-timeout` (HTTP/1.1 and HTTP/2 alike, whatever pings it answers),
+//! and, while the server drains, told to go elsewhere — HTTP/1.1 answers carry
+//! `Connection: close` and HTTP/2 connections get a GOAWAY — before they are closed. What
+//! befalls connections is counted in `covenant_connection_events_total` and logged at a
+//! bounded rate, so a flood cannot fill a disk.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify, Semaphore};
+use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
+
+use crate::metrics::Metrics;
+use crate::telemetry::Throttle;
+
+/// One listener's way of serving: TLS or not, the routes, the timeouts, the cap.
+pub(crate) struct Serving {
+    /// `webhook` or `admin`, for metrics and logs.
+    pub name: &'static str,
+    /// The TLS acceptor; none for plain HTTP.
+    pub tls: Option<TlsAcceptor>,
+    pub router: Router,
+    pub handshake_timeout: Duration,
+    pub idle_timeout: Duration,
+    /// Open connections at most; the listener stops accepting while all are taken.
+    pub cap: usize,
+    open: Arc<Semaphore>,
+    draining: watch::Receiver<bool>,
+    metrics: Metrics,
+    throttle: Throttle,
+}
+
+/// Tells a listener's connections that the server is draining.
+pub(crate) struct Drain(watch::Sender<bool>);
+
+impl Drain {
+    /// From now on, connections finish what they are serving and close.
+    pub fn start(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+impl Serving {
+    /// A listener's serving state, and the handle that drains its connections.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &'static str,
+        tls: Option<TlsAcceptor>,
+        router: Router,
+        handshake_timeout: Duration,
+        idle_timeout: Duration,
+        cap: usize,
+        metrics: Metrics,
+    ) -> (Arc<Serving>, Drain) {
+        let (tx, rx) = watch::channel(false);
+        let serving = Serving {
+            name,
+            tls,
+            router,
+            handshake_timeout,
+            idle_timeout,
+            cap: cap.max(1),
+            open: Arc::new(Semaphore::new(cap.max(1))),
+            draining: rx,
+            metrics,
+            throttle: Throttle::new(Duration::from_secs(10)),
+        };
+        (Arc::new(serving), Drain(tx))
+    }
+
+    /// The metrics it counts into.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn event(&self, event: &'static str) {
+        self.metrics.connection_events.with_label_values(&[self.name, event]).inc();
+    }
+
+    /// Accept until `stop` resolves, serving each connection on its own task. At the cap,
+    /// nothing more is accepted (the kernel's backlog holds the rest) until one closes.
+    pub async fn accept(
+        self: &Arc<Self>,
+        listener: &TcpListener,
+        stop: impl std::future::Future<Output = ()>,
+    ) {
+        tokio::pin!(stop);
+        loop {
+            let permit = tokio::select! {
+                p = self.open.clone().acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => return,
+                },
+                () = &mut stop => return,
+            };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = &mut stop => return,
+            };
+            match accepted {
+                Ok((tcp, peer)) => {
+                    let serving = self.clone();
+                    tokio::spawn(async move {
+                        serving.metrics.connections_open.with_label_values(&[serving.name]).inc();
+                        serving.clone().connection(tcp, peer).await;
+                        serving.metrics.connections_open.with_label_values(&[serving.name]).dec();
+                        drop(permit);
+                    });
+                }
+                Err(e) => {
+                    // Out of descriptors (EMFILE) and the like: transient; back off briefly.
+                    self.event("accept_failed");
+                    if let Some(skipped) = self.throttle.admit() {
+                        tracing::warn!(listener = self.name, error = %e, skipped, "accept failed");
+                    }
+                    drop(permit);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    /// Wait until every connection has closed, at most `grace`; whether they all did.
+    pub async fn closed(&self, grace: Duration) -> bool {
+        let all = u32::try_from(self.cap).unwrap_or(u32::MAX);
+        tokio::time::timeout(grace, self.open.acquire_many(all)).await.is_ok()
+    }
+
+    async fn connection(self: Arc<Self>, tcp: tokio::net::TcpStream, peer: SocketAddr) {
+        let _ = tcp.set_nodelay(true);
+        let Some(acceptor) = self.tls.clone() else {
+            return self.http(tcp, peer).await;
+        };
+        match tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)).await {
+            Ok(Ok(stream)) => self.http(stream, peer).await,
+            Ok(Err(e)) => {
+                self.event("handshake_failed");
+                tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            }
+            Err(_) => {
+                self.event("handshake_timeout");
+                tracing::debug!(%peer, "TLS handshake timed out");
+            }
+        }
+    }
+
+    async fn http<I>(&self, io: I, peer: SocketAddr)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut draining = self.draining.clone();
+        let accepted_draining = *draining.borrow_and_update();
+        let activity = Arc::new(Activity::new());
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        // HTTP/1: `idle_timeout` to send each request head (the body's own deadline is the
+        // handler's); a connection accepted while draining serves one request. HTTP/2:
+        // bounded streams and resets (the rapid-reset flood), and pings that close a
+        // connection whose peer went silent.
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.idle_timeout)
+            .keep_alive(!accepted_draining);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(250)
+            .max_pending_accept_reset_streams(64)
+            .keep_alive_interval(Some(Duration::from_secs(30)))
+            .keep_alive_timeout(Duration::from_secs(10));
+        let router = self.router.clone();
+        let tracked = activity.clone();
+        let service = tower::service_fn(move |request: axum::http::Request<hyper::body::Incoming>| {
+            let turn = tracked.begin();
+            let response = tower::ServiceExt::oneshot(router.clone(), request);
+            async move {
+                let r = response.await;
+                drop(turn);
+                r
+            }
+        });
+        let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
+        tokio::pin!(conn);
+        let mut closing = false;
+        loop {
+            if !closing {
+                // Draining: a connection that was open before finishes what it serves and
+                // closes now; one accepted while draining once it has served a request.
+                let drained = *draining.borrow()
+                    && (!accepted_draining || (activity.served() > 0 && activity.in_flight() == 0));
+                if drained {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                    continue;
+                }
+            }
+            let idle_at = activity.idle_since() + self.idle_timeout;
+            tokio::select! {
+                done = conn.as_mut() => {
+                    if let Err(e) = done {
+                        self.event("error");
+                        tracing::debug!(%peer, listener = self.name, error = %e, "connection ended with an error");
+                    }
+                    return;
+                }
+                changed = draining.changed(), if !closing => {
+                    if changed.is_err() {
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
+                () = activity.ended.notified(), if !closing => {}
+                () = tokio::time::sleep_until(idle_at), if !closing && activity.in_flight() == 0 => {
+                    if activity.in_flight() == 0 && activity.idle_since() + self.idle_timeout <= Instant::now() {
+                        self.event("idle_closed");
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a connection is doing: requests in flight, requests served, and since when it has
+/// been idle.
+struct Activity {
+    in_flight: AtomicUsize,
+    served: AtomicUsize,
+    idle_since: Mutex<Instant>,
+    ended: Notify,
+}
+
+/// A request in flight; its end is noted when dropped.
+struct Turn(Arc<Activity>);
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        *self.0.idle_since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended.notify_one();
+    }
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            in_flight: AtomicUsize::new(0),
+            served: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+            ended: Notify::new(),
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> Turn {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.served.fetch_add(1, Ordering::SeqCst);
+        Turn(self.clone())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+
+    fn idle_since(&self) -> Instant {
+        *self.idle_since.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
