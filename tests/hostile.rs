@@ -794,3 +794,37 @@ async fn draining_connections_are_told_to_go_elsewhere() {
     assert!(!stopped.is_finished(), "the drain delay was not kept");
     stopped.await.unwrap();
 }
+
+/// A refusal decided before the body is read reaches the client whole, over both protocols,
+/// while the client is still sending a 168 KB body: a wrong Content-Type (415) and a bad
+/// `?timeout=` (400).
+#[tokio::test(flavor = "multi_thread")]
+async fn early_refusals_of_a_large_body_reach_the_client() {
+    let server = TestServer::start().await;
+    let mut review = sample();
+    review["request"]["object"]["padding"] = json!("x".repeat(168 * 1024));
+    let body = review.to_string();
+    for c in [server.h1(), server.h2()] {
+        for _ in 0..5 {
+            let sent = c
+                .post(server.url("/api/v0/validate"))
+                .header("content-type", "text/plain")
+                .body(body.clone())
+                .send()
+                .await
+                .expect("the 415 was lost to a reset");
+            let (status, detail) = refusal(sent).await;
+            assert_eq!(status, 415, "{detail}");
+            let sent = c
+                .post(server.url("/api/v0/validate?timeout=soon"))
+                .header("content-type", "application/json")
+                .body(body.clone())
+                .send()
+                .await
+                .expect("the 400 was lost to a reset");
+            let (status, detail) = refusal(sent).await;
+            assert_eq!(status, 400, "{detail}");
+        }
+    }
+    still_answers(&server).await;
+}
