@@ -238,6 +238,21 @@ async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving()
     };
     let served_expiry = expiry(&server.metrics().await);
     let settle = || tokio::time::sleep(Duration::from_millis(400));
+    // Load throughout: a fresh connection (a fresh handshake against what is served) per
+    // review, none of which may fail while unfit pairs are swapped in.
+    let loading = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let load = tokio::spawn({
+        let (loading, url, ca, addr) = (loading.clone(), url.clone(), first.ca_pem.clone(), server.webhook);
+        async move {
+            let mut answered = 0;
+            while loading.load(std::sync::atomic::Ordering::SeqCst) {
+                let fresh = client(&[&ca], addr, answered % 2 == 0, None);
+                assert_eq!(post(&fresh, &url, sample()).await.status(), 200, "a review under load failed");
+                answered += 1;
+            }
+            answered
+        }
+    });
     let mut failures = 0;
     for (version, unfit) in [
         ("expired", pair(&["localhost", "127.0.0.1"], -7200, -3600)),
@@ -254,6 +269,8 @@ async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving()
         let resp = post(&old, &url, sample()).await;
         assert_eq!(resp.status(), 200, "{version}: the old pair keeps serving");
     }
+    loading.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(load.await.unwrap() > 0, "no load was sent");
     // Missing files: one failure, not one per poll.
     std::os::unix::fs::symlink("gone", server.dir.path().join("..data_tmp")).unwrap();
     std::fs::rename(server.dir.path().join("..data_tmp"), server.dir.path().join("..data")).unwrap();
