@@ -142,17 +142,41 @@ impl Bound {
             ADMIN_CONNECTIONS,
             state.metrics.clone(),
         );
+        // The admin listener runs on a thread and runtime of its own: probes and /metrics are
+        // answered however busy the webhook's workers are.
         let (admin_stop_tx, admin_stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let admin_task = {
+        let (admin_done_tx, admin_done_rx) = tokio::sync::oneshot::channel::<()>();
+        let admin_thread = {
             let serving = admin_serving.clone();
-            tokio::spawn(async move {
-                serving
-                    .accept(&admin, async move {
-                        let _ = admin_stop_rx.await;
-                    })
-                    .await;
+            let admin = admin.into_std();
+            std::thread::Builder::new().name("covenant-admin".into()).spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot start the admin listener's runtime");
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    match admin.and_then(TcpListener::from_std) {
+                        Ok(listener) => {
+                            serving
+                                .accept(&listener, async move {
+                                    let _ = admin_stop_rx.await;
+                                })
+                                .await
+                        }
+                        Err(e) => tracing::error!(error = %e, "admin listener failed"),
+                    }
+                    admin_drain.start();
+                    serving.closed(Duration::from_secs(1)).await;
+                });
+                let _ = admin_done_tx.send(());
             })
         };
+        if let Err(e) = &admin_thread {
+            tracing::error!(error = %e, "cannot start the admin listener's thread");
+        }
 
         let (serving, drain) = conn::Serving::new(
             "webhook",
@@ -184,9 +208,9 @@ impl Bound {
         }
         watcher.abort();
         let _ = admin_stop_tx.send(());
-        let _ = admin_task.await;
-        admin_drain.start();
-        admin_serving.closed(Duration::from_secs(1)).await;
+        if admin_thread.is_ok() {
+            let _ = admin_done_rx.await;
+        }
         tracing::info!("covenant stopped");
     }
 }

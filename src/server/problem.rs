@@ -99,6 +99,19 @@ impl Problem {
         )
     }
 
+    /// 503: the review could not even be read by its deadline.
+    pub fn unread(timeout: std::time::Duration) -> Problem {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unread",
+            "Review not read in time",
+            format!(
+                "covenant could not read this review within its deadline of {}; retry",
+                humantime::format_duration(timeout)
+            ),
+        )
+    }
+
     /// 400.
     pub fn bad_request(slug: &str, title: &'static str, detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, slug, title, detail)

@@ -116,6 +116,20 @@ async fn read_body(
     })
 }
 
+/// Bodies up to this size are decoded where they are read; larger ones on the blocking pool.
+const INLINE_DECODE: usize = 64 * 1024;
+
+/// Decode a review body; a problem names what is wrong.
+fn decode(bytes: &[u8]) -> Result<admission::Review, Problem> {
+    admission::decode(bytes).map_err(|e| {
+        let slug = match e {
+            DecodeError::Version { .. } => "unsupported-version",
+            _ => "malformed-review",
+        };
+        Problem::bad_request(slug, "Invalid AdmissionReview", e.to_string())
+    })
+}
+
 /// What is kept of a review's deadline to answer in.
 const ANSWER_MARGIN: Duration = Duration::from_millis(250);
 
@@ -201,22 +215,29 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         return refuse(&state, webhook, Problem::too_many(state.in_flight_limit));
     };
 
-    let outcome = async {
-        let bytes = read_body(body, &parts.headers, state.body_limit, state.read_timeout).await?;
-        // What a body without a length did not use is given back at once.
-        if let Some(surplus) = want.checked_sub(bytes.len()).filter(|n| *n > 0) {
-            drop(bytes_turn.split(surplus));
-        }
-        admission::decode(&bytes).map_err(|e| {
-            let slug = match e {
-                DecodeError::Version { .. } => "unsupported-version",
-                _ => "malformed-review",
-            };
-            Problem::bad_request(slug, "Invalid AdmissionReview", e.to_string())
-        })
+    let bytes = match read_body(body, &parts.headers, state.body_limit, state.read_timeout).await {
+        Ok(bytes) => bytes,
+        Err(problem) => return refuse(&state, webhook, problem),
+    };
+    // What a body without a length did not use is given back at once.
+    if let Some(surplus) = want.checked_sub(bytes.len()).filter(|n| *n > 0) {
+        drop(bytes_turn.split(surplus));
     }
-    .await;
-    let mut review = match outcome {
+    // A large body is decoded on the blocking pool too: megabytes of JSON are work the
+    // connection workers should not do.
+    let decoded = if bytes.len() <= INLINE_DECODE {
+        decode(&bytes)
+    } else {
+        match tokio::time::timeout_at(until, tokio::task::spawn_blocking(move || decode(&bytes))).await {
+            Ok(Ok(decoded)) => decoded,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "decoding a review failed");
+                return Problem::internal().into_response();
+            }
+            Err(_) => return refuse(&state, webhook, Problem::unread(timeout.unwrap_or(DEFAULT_TIMEOUT))),
+        }
+    };
+    let mut review = match decoded {
         Ok(review) => review,
         Err(problem) => return refuse(&state, webhook, problem),
     };
