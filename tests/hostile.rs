@@ -1,8 +1,10 @@
 //! Bad input over the wire: a real TLS server on loopback takes truncated bodies, a wrong JSON
 //! type in every member of the review envelope, deeply nested JSON, a 10 MB body, clients that
-//! send their headers or body a byte at a time, and clients that never finish the TLS
-//! handshake. Every refusal is a problem document, nothing is a 500, and throughout the
-//! server keeps answering everyone else.
+//! send their headers or body a byte at a time, clients that never finish the TLS handshake
+//! or never send a byte after it, idle HTTP/2 connections, more connections than the cap,
+//! schemas of 2^40 paths through shared definitions, reviews that outlast their deadline or
+//! the in-flight limit, and SIGTERM mid-review. Every refusal is a problem document, nothing is
+//! a 500, and throughout the server keeps answering everyone else.
 
 mod common;
 
@@ -706,6 +708,16 @@ async fn h2_tls(addr: std::net::SocketAddr, ca_pem: &str) -> tokio_rustls::clien
 async fn silent_and_idle_connections_are_closed_after_the_idle_timeout() {
     let server = TestServer::with(Setup { idle_timeout: Duration::from_secs(1), ..Setup::default() }).await;
     let mut silent = raw_tls(&server).await;
+    let mut idle_h1 = raw_tls(&server).await;
+    let body = sample().to_string();
+    let head = format!(
+        "POST /api/v0/validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    idle_h1.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+    let mut answer = [0u8; 12];
+    idle_h1.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
 
     let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
     let (mut sender, conn) = hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
@@ -725,7 +737,14 @@ async fn silent_and_idle_connections_are_closed_after_the_idle_timeout() {
     let mut admin = TcpStream::connect(server.admin).await.unwrap();
     admin.write_all(b"GET /livez HTTP/1.1\r\nHost: x\r\nAcc").await.unwrap();
 
-    assert!(closed_within(&mut silent, Duration::from_secs(10)).await, "a silent TLS connection was kept");
+    assert!(
+        closed_cleanly(&mut silent).await,
+        "a silent TLS connection was kept, or closed without close_notify"
+    );
+    assert!(
+        closed_cleanly(&mut idle_h1).await,
+        "an idle HTTP/1.1 connection was kept, or closed without close_notify"
+    );
     assert!(closed_within(&mut admin, Duration::from_secs(10)).await, "a half-sent admin request was kept");
     let ended = tokio::time::timeout(Duration::from_secs(10), idle_h2).await;
     assert!(ended.is_ok(), "an idle HTTP/2 connection answering pings was kept");
@@ -739,6 +758,21 @@ async fn silent_and_idle_connections_are_closed_after_the_idle_timeout() {
         .and_then(|n| n.parse::<u64>().ok());
     assert!(closed.is_some_and(|n| n >= 2), "{metrics}");
     still_answers(&server).await;
+}
+
+/// Whether the server ends the TLS stream within 10 s with a close_notify (a clean end of
+/// stream; an abrupt close reads as an error).
+async fn closed_cleanly(stream: &mut tokio_rustls::client::TlsStream<TcpStream>) -> bool {
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(0)) => return true,
+            Ok(Ok(_)) => continue,
+            Ok(Err(_)) | Err(_) => return false,
+        }
+    }
 }
 
 /// At `--max-connections`, the listener accepts nothing more until a connection closes; the
@@ -827,4 +861,34 @@ async fn early_refusals_of_a_large_body_reach_the_client() {
         }
     }
     still_answers(&server).await;
+}
+
+/// SIGTERM is acted on at once while a review is being judged: readiness drops before the
+/// review's slow lookup returns, and the review is still answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_is_acted_on_at_once_while_a_review_runs() {
+    let cluster = SlowCluster::new(Duration::from_secs(3));
+    let mut server = slow_server(&cluster, |_| {}).await;
+    let review = {
+        let (c, url) = (server.h2(), server.url("/api/v0/validate"));
+        tokio::spawn(async move { post(&c, &url, pinned_component("during").to_string()).await })
+    };
+    while cluster.begun.load(std::sync::atomic::Ordering::SeqCst) < 1 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let stopped = server.shutdown();
+    let readyz = format!("http://{}/readyz", server.admin);
+    let mut dropped = false;
+    for _ in 0..100 {
+        let r = reqwest::get(&readyz).await.unwrap();
+        if r.status() == 503 {
+            dropped = r.text().await.unwrap().contains("draining");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(dropped, "readiness did not drop");
+    assert_eq!(cluster.ended(), 0, "readiness dropped only after the review's lookup returned");
+    assert_eq!(review.await.unwrap().status(), 200);
+    stopped.await.unwrap();
 }

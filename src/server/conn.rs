@@ -14,7 +14,10 @@ use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio::time::Instant;
@@ -142,7 +145,22 @@ impl Serving {
             return self.http(tcp, peer).await;
         };
         match tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)).await {
-            Ok(Ok(stream)) => self.http(stream, peer).await,
+            Ok(Ok(mut stream)) => {
+                // A client that sends nothing after the handshake is closed with a TLS
+                // close_notify at the idle timeout, before HTTP is spoken.
+                let mut first = vec![0u8; 4096];
+                match tokio::time::timeout(self.idle_timeout, stream.read(&mut first)).await {
+                    Ok(Ok(n)) if n > 0 => {
+                        first.truncate(n);
+                        self.http(Prefixed { first, at: 0, io: stream }, peer).await
+                    }
+                    Ok(_) => {}
+                    Err(_) => {
+                        self.event("idle_closed");
+                        let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
+                    }
+                }
+            }
             Ok(Err(e)) => {
                 self.event("handshake_failed");
                 tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -278,5 +296,63 @@ impl Activity {
 
     fn idle_since(&self) -> Instant {
         *self.idle_since.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A stream whose first bytes were already read: they are read again first.
+struct Prefixed<I> {
+    first: Vec<u8>,
+    at: usize,
+    io: I,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Prefixed<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.at < self.first.len() {
+            let n = (self.first.len() - self.at).min(buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.first[at..at + n]);
+            self.at += n;
+            if self.at == self.first.len() {
+                self.first = Vec::new();
+                self.at = 0;
+            }
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Prefixed<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
