@@ -249,18 +249,28 @@ async fn slow_bodies_are_cut_off_at_the_read_timeout_while_others_are_answered()
 
 /// A TLS connection to the server, handshake done, for writing raw HTTP/1.1.
 async fn raw_tls(server: &TestServer) -> tokio_rustls::client::TlsStream<TcpStream> {
+    tls_to(server.webhook, &server.ca_pem, Vec::new()).await
+}
+
+/// A TLS connection to `addr` trusting `ca_pem`, offering `alpn`, handshake done.
+async fn tls_to(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+    alpn: Vec<Vec<u8>>,
+) -> tokio_rustls::client::TlsStream<TcpStream> {
     let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(server.ca_pem.as_bytes()) {
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
     }
-    let config =
+    let mut config =
         rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_root_certificates(roots)
             .with_no_client_auth();
+    config.alpn_protocols = alpn;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = TcpStream::connect(server.webhook).await.unwrap();
+    let tcp = TcpStream::connect(addr).await.unwrap();
     connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
 }
 
@@ -685,20 +695,7 @@ async fn reviews_past_the_in_flight_limit_wait_then_get_429() {
 
 /// A TLS connection with ALPN `h2`, handshake done.
 async fn h2_tls(addr: std::net::SocketAddr, ca_pem: &str) -> tokio_rustls::client::TlsStream<TcpStream> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let mut config =
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
+    tls_to(addr, ca_pem, vec![b"h2".to_vec()]).await
 }
 
 /// `--idle-timeout` holds for every connection: a TLS connection that sends nothing after
@@ -840,24 +837,19 @@ async fn early_refusals_of_a_large_body_reach_the_client() {
     let body = review.to_string();
     for c in [server.h1(), server.h2()] {
         for _ in 0..5 {
-            let sent = c
-                .post(server.url("/api/v0/validate"))
-                .header("content-type", "text/plain")
-                .body(body.clone())
-                .send()
-                .await
-                .expect("the 415 was lost to a reset");
-            let (status, detail) = refusal(sent).await;
-            assert_eq!(status, 415, "{detail}");
-            let sent = c
-                .post(server.url("/api/v0/validate?timeout=soon"))
-                .header("content-type", "application/json")
-                .body(body.clone())
-                .send()
-                .await
-                .expect("the 400 was lost to a reset");
-            let (status, detail) = refusal(sent).await;
-            assert_eq!(status, 400, "{detail}");
+            for (query, content_type, expected) in
+                [("", "text/plain", 415), ("?timeout=soon", "application/json", 400)]
+            {
+                let sent = c
+                    .post(server.url(&format!("/api/v0/validate{query}")))
+                    .header("content-type", content_type)
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("the {expected} was lost to a reset: {e}"));
+                let (status, detail) = refusal(sent).await;
+                assert_eq!(status, expected, "{detail}");
+            }
         }
     }
     still_answers(&server).await;

@@ -186,19 +186,7 @@ pub fn validate(schema: &Schema, value: &Value, at: &Location, required: Require
 
 /// Validate `value` at `at` against `schema`, read as `options` say.
 pub fn validate_with(schema: &Schema, value: &Value, at: &Location, options: Options) -> Outcome {
-    let mut violations = Vec::new();
-    let mut branches = Branches::new();
-    let mut walker = Walker {
-        options,
-        out: &mut violations,
-        base: at,
-        steps: Vec::new(),
-        ev: None,
-        branches: &mut branches,
-        walked: HashSet::new(),
-    };
-    let normalized = walker.walk(schema, value, 0, false);
-    Outcome { normalized, violations }
+    walk(schema, value, at, options, None)
 }
 
 /// Validate as the apiserver does: everything `validate` checks, plus `pattern` (RE2),
@@ -211,15 +199,24 @@ pub fn validate_evaluating(
     required: Required,
     ev: &mut Evaluator,
 ) -> Outcome {
+    walk(schema, value, at, Options::required(required), Some(ev))
+}
+
+fn walk(
+    schema: &Schema,
+    value: &Value,
+    at: &Location,
+    options: Options,
+    ev: Option<&mut Evaluator>,
+) -> Outcome {
     let mut violations = Vec::new();
-    let options = Options::required(required);
     let mut branches = Branches::new();
     let mut walker = Walker {
         options,
         out: &mut violations,
         base: at,
         steps: Vec::new(),
-        ev: Some(ev),
+        ev,
         branches: &mut branches,
         walked: HashSet::new(),
     };
