@@ -455,14 +455,13 @@ async fn an_exponential_ref_schema_is_loaded_and_diffed_once_per_definition() {
     still_answers(&server).await;
 }
 
-/// Parameters validated against the doubling schema: a value every `anyOf` branch refuses
-/// and one every `allOf` member refuses are each reported, having tried each definition once
-/// per value rather than 2^40 times.
-#[test]
-fn parameters_are_validated_against_an_exponential_schema_once_per_definition() {
-    let dir = tempfile::tempdir().unwrap();
-    let construct = construct_with(doubling_schema(40, &["x", "y"]), "1.0.0");
-    std::fs::write(dir.path().join("construct.json"), construct.to_string()).unwrap();
+/// `covenant check --context` of a Component pinned to a construct of `schema`, with these
+/// parameters.
+fn check_component(schema: Value, parameters: Value) -> (tempfile::TempDir, assert_cmd::Command) {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let construct = construct_with(schema, "1.0.0");
+    std::fs::write(dir.join("construct.json"), construct.to_string()).unwrap();
     let component = json!({
         "apiVersion": "openchoreo.dev/v1alpha1",
         "kind": "Component",
@@ -470,19 +469,25 @@ fn parameters_are_validated_against_an_exponential_schema_once_per_definition() 
         "spec": {
             "owner": {"projectName": "shop"},
             "componentType": {"kind": "ClusterComponentType", "name": "deployment/doubling", "version": "1"},
-            "parameters": {"choice": -1, "every": 10, "tree": {"a": {"b": {}}}}
+            "parameters": parameters
         }
     });
-    let input = dir.path().join("component.json");
-    std::fs::write(&input, component.to_string()).unwrap();
-    let out = assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .args(["check", "--context"])
-        .arg(dir.path().join("construct.json"))
-        .arg(&input)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+    std::fs::write(dir.join("component.json"), component.to_string()).unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("covenant").unwrap();
+    cmd.args(["check", "--context"]).arg(dir.join("construct.json")).arg(dir.join("component.json"));
+    (temp, cmd)
+}
+
+/// Parameters validated against the doubling schema: a value every `anyOf` branch refuses
+/// and one every `allOf` member refuses are each reported, having tried each definition once
+/// per value rather than 2^40 times.
+#[test]
+fn parameters_are_validated_against_an_exponential_schema_once_per_definition() {
+    let (_dir, mut cmd) = check_component(
+        doubling_schema(40, &["x", "y"]),
+        json!({"choice": -1, "every": 10, "tree": {"a": {"b": {}}}}),
+    );
+    let out = cmd.timeout(Duration::from_secs(60)).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("/spec/parameters/choice") && text.contains("anyOf"), "{text}");
@@ -520,28 +525,8 @@ fn a_schema_over_the_node_limit_is_cvn_109_naming_the_limit() {
 /// checked, never a silent pass.
 #[test]
 fn values_against_a_schema_covenant_cannot_read_are_reported_unchecked() {
-    let dir = tempfile::tempdir().unwrap();
-    let construct = construct_with(doubling_schema(70, &["x"]), "1.0.0");
-    std::fs::write(dir.path().join("construct.json"), construct.to_string()).unwrap();
-    let component = json!({
-        "apiVersion": "openchoreo.dev/v1alpha1",
-        "kind": "Component",
-        "metadata": {"name": "web", "namespace": "shop"},
-        "spec": {
-            "owner": {"projectName": "shop"},
-            "componentType": {"kind": "ClusterComponentType", "name": "deployment/doubling", "version": "1"},
-            "parameters": {"choice": 1}
-        }
-    });
-    let input = dir.path().join("component.json");
-    std::fs::write(&input, component.to_string()).unwrap();
-    let out = assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .args(["check", "--context"])
-        .arg(dir.path().join("construct.json"))
-        .arg(&input)
-        .output()
-        .unwrap();
+    let (_dir, mut cmd) = check_component(doubling_schema(70, &["x"]), json!({"choice": 1}));
+    let out = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("warning[CVN-107]") && text.contains("not checked"), "{text}");

@@ -184,10 +184,13 @@ impl Serving {
         // handler's); a connection accepted while draining serves one request. HTTP/2:
         // bounded streams and resets (the rapid-reset flood), and pings that close a
         // connection whose peer went silent.
+        // hyper's own head timeout is the backstop for a head left half-sent: a little later
+        // than the idle close below, which ends an idle connection with a close_notify.
+        let head_timeout = self.idle_timeout + (self.idle_timeout / 4).max(Duration::from_secs(1));
         builder
             .http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(self.idle_timeout)
+            .header_read_timeout(head_timeout)
             .keep_alive(!accepted_draining);
         builder
             .http2()
