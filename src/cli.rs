@@ -610,10 +610,12 @@ fn published_version(
 }
 
 fn explain(id: &str) -> anyhow::Result<ExitCode> {
-    let Some(rule) = crate::rules::lookup(id) else {
-        let near = crate::rules::closest(id, CATALOG.iter().map(|r| r.id));
+    // A rule is named by its id (`CVN-101`, any case) or its slug (`unknown-field`).
+    let by_slug = CATALOG.iter().find(|r| r.slug == id || r.id.eq_ignore_ascii_case(id)).map(|r| r.id);
+    let Some(rule) = crate::rules::lookup(by_slug.unwrap_or(id)) else {
+        let near = crate::rules::closest(id, CATALOG.iter().flat_map(|r| [r.id, r.slug]));
         let hint = near.first().map(|n| format!("; did you mean {n}?")).unwrap_or_default();
-        bail!("unknown rule id \"{id}\"{hint} (`covenant rules` lists them)");
+        bail!("unknown rule \"{id}\"{hint} (`covenant rules` lists ids and slugs)");
     };
     print!("{}", explain_page(rule));
     Ok(ExitCode::SUCCESS)

@@ -71,15 +71,43 @@ impl Report {
         self.count(Action::Deny) > 0
     }
 
-    /// The closing line: `N document(s) checked: D denied, W warned, A audited`.
+    /// The closing line, counting documents and findings apart:
+    /// `N document(s) checked: D denied (F findings), W warned (F findings), A audited`.
+    /// A document counts where its loudest finding stands.
     pub fn summary(&self) -> String {
+        let mut loudest: std::collections::BTreeMap<(&str, usize), Action> =
+            std::collections::BTreeMap::new();
+        for e in &self.entries {
+            let at = loudest.entry((e.file.as_str(), e.document)).or_insert(e.finding.action);
+            if rank(e.finding.action) > rank(*at) {
+                *at = e.finding.action;
+            }
+        }
+        let part = |action: Action, word: &str| {
+            let documents = loudest.values().filter(|a| **a == action).count();
+            match self.count(action) {
+                0 => format!("0 {word}"),
+                1 => format!("{documents} {word} (1 finding)"),
+                n => format!("{documents} {word} ({n} findings)"),
+            }
+        };
         format!(
-            "{} document(s) checked: {} denied, {} warned, {} audited",
+            "{} document(s) checked: {}, {}, {}",
             self.documents,
-            self.count(Action::Deny),
-            self.count(Action::Warn),
-            self.count(Action::Audit)
+            part(Action::Deny, "denied"),
+            part(Action::Warn, "warned"),
+            part(Action::Audit, "audited")
         )
+    }
+}
+
+/// How loud an action is, for "where a document's loudest finding stands".
+fn rank(action: Action) -> u8 {
+    match action {
+        Action::Deny => 3,
+        Action::Warn => 2,
+        Action::Audit => 1,
+        _ => 0,
     }
 }
 

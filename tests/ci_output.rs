@@ -98,3 +98,44 @@ fn a_baseline_hides_recorded_findings_and_only_those() {
     std::fs::write(&baseline, "{}").unwrap();
     covenant().arg("check").arg(&app).arg("--baseline").arg(&baseline).assert().code(2);
 }
+
+/// Nothing unparsed is left out of JUnit: a YAML stream whose third document does not parse
+/// reports the first two as cases and the third as a failing one; findings quoting control
+/// characters keep the XML well-formed and the text free of raw escape sequences.
+#[test]
+fn junit_fails_every_unparsed_document_and_quotes_stay_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("stream.yaml");
+    std::fs::write(
+        &stream,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\nkey: [unclosed\n",
+    )
+    .unwrap();
+    let out = run(&["--output", "junit"], &[&stream], 1);
+    assert!(out.contains(r#"tests="3" failures="1""#), "{out}");
+    assert!(out.contains("(document 3)") && out.contains(r#"<failure type="CVN-109""#), "{out}");
+
+    // An undeclared key spelled with an escape sequence and a NUL.
+    let hostile = dir.path().join("hostile.json");
+    let doc = serde_json::json!({"apiVersion": "launcher.gokure.dev/v1alpha1", "kind": "Application",
+        "metadata": {"name": "x"}, "spec": {"\u{1b}[31mred\u{0}": 1}});
+    std::fs::write(&hostile, doc.to_string()).unwrap();
+    let out = run(&["--output", "junit"], &[&hostile], 1);
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+    assert!(out.contains("\u{FFFD}[31mred\u{FFFD}"), "{out}");
+    let out = run(&[], &[&hostile], 1);
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+    assert!(out.contains(r"\u{1b}[31mred\u{0}"), "{out}");
+}
+
+/// The summary counts documents and findings apart, and `explain` takes a slug.
+#[test]
+fn the_summary_counts_documents_and_findings_apart_and_explain_takes_a_slug() {
+    let out = run(&[], &[&daemonset(), &minimal()], 1);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("2 document(s) checked: 1 denied (2 findings)"), "{last}");
+    let page = covenant().args(["explain", "unknown-field"]).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8(page).unwrap().starts_with("# CVN-101 unknown-field"));
+    let err = covenant().args(["explain", "unknwn-field"]).assert().code(2).get_output().stderr.clone();
+    assert!(String::from_utf8(err).unwrap().contains("did you mean unknown-field?"));
+}

@@ -108,7 +108,7 @@ fn warnings_alone_exit_zero() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("warning[CVN-101]"), "{text}");
-    assert!(text.ends_with("0 denied, 6 warned, 0 audited\n"), "{text}");
+    assert!(text.ends_with("0 denied, 5 warned (6 findings), 0 audited\n"), "{text}");
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn explain_rules_config_and_version() {
 
     let out = covenant().args(["explain", "CVN-1001"]).assert().code(2).get_output().stderr.clone();
     let stderr = String::from_utf8(out).unwrap();
-    assert!(stderr.contains("unknown rule id \"CVN-1001\"; did you mean CVN-101?"), "{stderr}");
+    assert!(stderr.contains("unknown rule \"CVN-1001\"; did you mean CVN-101?"), "{stderr}");
 
     let out = covenant().args(["rules"]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();

@@ -73,8 +73,13 @@ pub fn render_sarif(report: &Report) -> Value {
     })
 }
 
+/// Text for XML 1.0: markup escaped, and the control characters XML cannot carry at all
+/// replaced by U+FFFD (a finding may quote them from a document).
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
+    s.chars()
+        .map(|c| if c.is_control() && !matches!(c, '\t' | '\n' | '\r') { '\u{FFFD}' } else { c })
+        .collect::<String>()
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
@@ -86,7 +91,16 @@ fn xml(s: &str) -> String {
 pub fn render_junit(report: &Report) -> String {
     let mut cases = String::new();
     let mut failures = 0;
-    for (file, index, kind, name) in &report.checked {
+    // Every document checked, and every document that drew a finding without being checked
+    // (one that did not parse): none is left out of the suite.
+    let mut documents: Vec<(String, usize, Option<String>, Option<String>)> = report.checked.clone();
+    for e in &report.entries {
+        if !documents.iter().any(|(f, i, _, _)| *f == e.file && *i == e.document) {
+            documents.push((e.file.clone(), e.document, e.kind.clone(), e.name.clone()));
+        }
+    }
+    let n = documents.len();
+    for (file, index, kind, name) in &documents {
         let of: Vec<_> = report.entries.iter().filter(|e| &e.file == file && e.document == *index).collect();
         let title = format!(
             "{} {} (document {})",
@@ -126,8 +140,7 @@ pub fn render_junit(report: &Report) -> String {
         cases.push_str("    </testcase>\n");
     }
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"covenant check\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n{cases}  </testsuite>\n</testsuites>\n",
-        n = report.checked.len()
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"covenant check\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n{cases}  </testsuite>\n</testsuites>\n"
     )
 }
 

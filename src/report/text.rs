@@ -20,11 +20,11 @@ pub fn render(report: &Report) -> String {
             f.rule.id
         );
         if !f.pointer.is_empty() {
-            let _ = write!(out, "{}: ", f.pointer);
+            let _ = write!(out, "{}: ", printable(&f.pointer));
         }
-        let _ = writeln!(out, "{}", f.message);
+        let _ = writeln!(out, "{}", printable(&f.message));
         if let Some(help) = &f.help {
-            let _ = writeln!(out, "  = help: {help} (covenant explain {})", f.rule.id);
+            let _ = writeln!(out, "  = help: {} (covenant explain {})", printable(help), f.rule.id);
         }
     }
     for note in &report.notes {
@@ -32,4 +32,32 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "{}", report.summary());
     out
+}
+
+/// Text safe for a terminal: control characters a finding quotes from a document (an escape
+/// sequence, a carriage return) are written as `\u{1b}`, never sent to the terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_are_written_as_escapes() {
+        assert_eq!(printable("plain"), "plain");
+        assert_eq!(printable("a\u{1b}[31mred\r\n"), "a\\u{1b}[31mred\\u{d}\\u{a}");
+    }
 }
