@@ -34,7 +34,7 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
     assert!(text.starts_with("CustomResourceDefinition memcacheds.cache.example.com\n"), "{text}");
     assert!(text.contains("v1alpha1  MAJOR  CVN-204  enum-value-removed"), "{text}");
     assert!(
-        text.contains("implied: MAJOR   declared: none   verdict: ok   refused by policy (always): 1"),
+        text.contains("implied: MAJOR   declared: none   verdict: refused   refused by policy (always): 1"),
         "{text}"
     );
 
@@ -44,7 +44,7 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
             .unwrap();
     assert_eq!(json["implied"], "MAJOR");
     assert_eq!(json["declared"], Value::Null);
-    assert_eq!(json["verdict"], "ok");
+    assert_eq!(json["verdict"], "refused", "never ok beside an exit 1");
     let change = &json["changes"][0];
     for key in ["pointer", "change", "bump", "rule", "before", "after", "message", "version"] {
         assert!(change.get(key).is_some(), "{key} missing from {change}");
@@ -375,4 +375,59 @@ fn versions_sharing_a_schema_report_what_each_would_on_its_own() {
         let parted = e.structural.iter().filter(|s| s.rule == "CVN-216").count();
         assert_eq!(parted, usize::from(what != "both"), "{what}: {:?}", e.structural);
     }
+}
+
+/// `diff` reports what changed in `spec.versions` besides the schemas: a version added
+/// (MINOR, refused by no policy), the storage version moved, a version made unserved and one
+/// removed while `status.storedVersions` lists it (refused), and one removed that it does not
+/// list, with the note that this is safe only if nothing is stored at it. An additive version
+/// passes.
+#[test]
+fn diff_reports_every_version_level_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = |versions: Value, stored: &[&str]| {
+        serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+                     "versions": versions},
+            "status": {"storedVersions": stored}})
+    };
+    let schema = serde_json::json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}});
+    let v = |name: &str, served: bool, storage: bool| serde_json::json!({"name": name, "served": served, "storage": storage, "schema": schema});
+    let old = crd(serde_json::json!([v("v1alpha1", true, false), v("v1", true, true)]), &["v1alpha1", "v1"]);
+    let new = crd(serde_json::json!([v("v1", false, false), v("v2", true, true)]), &[]);
+    let added =
+        crd(serde_json::json!([v("v1alpha1", true, false), v("v1", true, true), v("v2", true, false)]), &[]);
+    let write = |name: &str, doc: &Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let (old, new, added) = (write("old.json", &old), write("new.json", &new), write("added.json", &added));
+    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&new), 1);
+    for expected in [
+        "version v2 was added (served)",
+        "the storage version moved from v1 to v2",
+        "version v1 is no longer served (refused)",
+        "version v1alpha1 was removed from spec.versions while status.storedVersions still lists it",
+        "verdict: refused",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from:\n{text}");
+    }
+    let unlisted = crd(serde_json::json!([v("v1alpha1", false, false), v("v1", true, true)]), &["v1"]);
+    let unlisted = write("unlisted.json", &unlisted);
+    let only_v1 = write("only-v1.json", &crd(serde_json::json!([v("v1", true, true)]), &[]));
+    let text = stdout(covenant().args(["diff"]).arg(&unlisted).arg(&only_v1), 0);
+    assert!(
+        text.contains("version v1alpha1 was removed from spec.versions; that is safe only if no object is stored at it (status.storedVersions (v1) does not list it)"),
+        "{text}"
+    );
+    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&added), 0);
+    assert!(text.contains("version v2 was added (served)"), "{text}");
+    assert!(text.contains("implied: MINOR   declared: none   verdict: ok"), "{text}");
+    let json: Value =
+        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&added), 0))
+            .unwrap();
+    assert_eq!(json["findings"][0]["bump"], "MINOR");
+    assert_eq!(json["findings"][0]["refused"], false);
 }

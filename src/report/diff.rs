@@ -33,6 +33,9 @@ pub struct Note {
     pub bump: Option<Bump>,
     /// What it says.
     pub message: String,
+    /// Whether the family's policy refuses it (a version added implies MINOR, refused by no
+    /// policy; every structural finding that implies a bump is refused).
+    pub refused: bool,
 }
 
 /// The whole diff.
@@ -62,19 +65,20 @@ impl ContractDiff {
         Bump::implied(self.rows.iter().map(|r| r.judged.bump).chain(notes))
     }
 
-    /// `ok`, `bump-too-small` or `bump-too-large`.
+    /// `ok`, `bump-too-small`, `bump-too-large`, or `refused` (the declared bump, if any, is
+    /// right, but the family's policy refuses a change): never `ok` when the diff fails.
     pub fn verdict(&self) -> &'static str {
         match self.declared {
             Some(d) if d < self.implied() => "bump-too-small",
             Some(d) if d > self.implied() => "bump-too-large",
+            _ if self.refused() > 0 => "refused",
             _ => "ok",
         }
     }
 
     /// How many changes and notes the policy refuses.
     pub fn refused(&self) -> usize {
-        self.rows.iter().filter(|r| r.refused).count()
-            + self.notes.iter().filter(|n| n.bump.is_some()).count()
+        self.rows.iter().filter(|r| r.refused).count() + self.notes.iter().filter(|n| n.refused).count()
     }
 
     /// Whether `covenant diff` exits 1.
@@ -121,8 +125,10 @@ pub fn compute(
                     args.insert(0, ("subject", e.subject(None)));
                     args.insert(0, ("name", e.name.clone()));
                     let rule = lookup(s.rule).map(|r| r.message).unwrap_or("");
-                    Note { rule: s.rule, bump: s.bump(), message: crate::rules::meta::render(rule, &args) }
+                    let message = crate::rules::meta::render(rule, &args);
+                    Note { rule: s.rule, bump: s.bump(), refused: s.bump().is_some(), message }
                 })
+                .chain(version_notes(old, new))
                 .collect();
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
         }
@@ -194,6 +200,75 @@ pub fn compute(
     }
 }
 
+/// What changed in `spec.versions` itself, beside the schemas: a version added (MINOR), the
+/// storage version moved, a version taken out of the list (safe only if nothing is stored at
+/// it). A version made unserved or a served one removed is a structural finding already.
+fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
+    let versions = |d: &Value| -> Vec<(String, bool, bool)> {
+        d.pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(|vs| {
+                vs.iter()
+                    .filter_map(|v| {
+                        let name = v.get("name")?.as_str()?.to_string();
+                        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+                        Some((name, flag("served"), flag("storage")))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (before, after) = (versions(old), versions(new));
+    let storage = |vs: &[(String, bool, bool)]| vs.iter().find(|v| v.2).map(|v| v.0.clone());
+    let stored: Vec<&str> = old
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+    for (name, served, _) in after.iter().filter(|v| !before.iter().any(|b| b.0 == v.0)) {
+        let how = if *served { "served" } else { "not served" };
+        notes.push(Note {
+            rule: "version",
+            bump: Some(Bump::Minor),
+            message: format!("version {name} was added ({how})"),
+            refused: false,
+        });
+    }
+    if let (Some(from), Some(to)) = (storage(&before), storage(&after)) {
+        if from != to {
+            notes.push(Note {
+                rule: "version",
+                bump: None,
+                message: format!(
+                    "the storage version moved from {from} to {to}: objects written from now on are stored at {to}; those stored at {from} stay there until rewritten"
+                ),
+                refused: false,
+            });
+        }
+    }
+    for (name, _, _) in before.iter().filter(|v| !after.iter().any(|a| a.0 == v.0)) {
+        // One that storedVersions still lists is a structural finding (CVN-210) already.
+        if stored.contains(&name.as_str()) {
+            continue;
+        }
+        let at = if stored.is_empty() {
+            "check status.storedVersions on the cluster first".to_string()
+        } else {
+            format!("status.storedVersions ({}) does not list it", stored.join(", "))
+        };
+        notes.push(Note {
+            rule: "version",
+            bump: None,
+            message: format!(
+                "version {name} was removed from spec.versions; that is safe only if no object is stored at it ({at})"
+            ),
+            refused: false,
+        });
+    }
+    notes
+}
+
 fn is_construct(v: &Value) -> bool {
     v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("openchoreo.dev/"))
         && v.get("kind")
@@ -244,7 +319,13 @@ pub fn render_json(d: &ContractDiff) -> String {
             c
         })
         .collect();
-    let notes: Vec<Value> = d.notes.iter().map(|n| json!({"rule": n.rule, "message": n.message})).collect();
+    let notes: Vec<Value> = d
+        .notes
+        .iter()
+        .map(|n| {
+            json!({"rule": n.rule, "message": n.message, "bump": n.bump.map(|b| b.as_str()), "refused": n.refused})
+        })
+        .collect();
     json!({
         "subject": d.title,
         "changes": changes,
@@ -262,7 +343,7 @@ pub fn render_json(d: &ContractDiff) -> String {
 pub fn render_text(d: &ContractDiff) -> String {
     let mut out = format!("{}\n", d.title);
     if d.rows.is_empty() {
-        out.push_str("no schema changes\n");
+        out.push_str(if d.notes.is_empty() { "no changes\n" } else { "no schema changes\n" });
     } else {
         let width =
             d.rows.iter().map(|r| r.version.as_deref().unwrap_or("-").len()).max().unwrap_or(1).max(7);
@@ -283,7 +364,8 @@ pub fn render_text(d: &ContractDiff) -> String {
         }
     }
     for n in &d.notes {
-        out.push_str(&format!("{}: {}\n", n.rule, n.message));
+        let mark = if n.refused { " (refused)" } else { "" };
+        out.push_str(&format!("{}: {}{mark}\n", n.rule, n.message));
     }
     out.push_str(&format!(
         "implied: {}   declared: {}   verdict: {}   refused by policy ({}): {}\n",
