@@ -42,8 +42,29 @@ pub struct Entry {
     pub kind: Option<String>,
     /// The document's name, if it has one.
     pub name: Option<String>,
+    /// The document's namespace, if it names one.
+    pub namespace: Option<String>,
     /// The finding.
     pub finding: Finding,
+}
+
+impl Entry {
+    /// What a baseline and SARIF's `partialFingerprints` know a finding by: the rule, its
+    /// fingerprint, and the object it is about (file, kind, namespace, name), so a new file
+    /// or object carrying an old kind of finding is a new finding.
+    pub fn identity(&self) -> [&str; 6] {
+        fn or(v: &Option<String>) -> &str {
+            v.as_deref().unwrap_or("")
+        }
+        [
+            self.finding.rule.id,
+            self.finding.fingerprint.as_str(),
+            self.file.as_str(),
+            or(&self.kind),
+            or(&self.namespace),
+            or(&self.name),
+        ]
+    }
 }
 
 /// Everything `check` found.
@@ -162,6 +183,7 @@ pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason:
             at,
             kind: None,
             name: None,
+            namespace: None,
             finding: f,
         });
     }
@@ -255,6 +277,7 @@ pub fn check_with_base(
             let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
+            let namespace = str_at("/metadata/namespace");
             report.checked.push((source.name.clone(), doc.index, kind.clone(), name.clone()));
             let entry = |finding: Finding, at: Position| Entry {
                 file: source.name.clone(),
@@ -262,6 +285,7 @@ pub fn check_with_base(
                 at,
                 kind: kind.clone(),
                 name: name.clone(),
+                namespace: namespace.clone(),
                 finding,
             };
             for d in &doc.duplicates {
@@ -298,6 +322,7 @@ pub fn check_with_base(
                     at: e.at,
                     kind: None,
                     name: None,
+                    namespace: None,
                     finding: f,
                 });
             }
@@ -319,6 +344,7 @@ pub fn check_with_base(
                     at: Position { line: 1, column: 1 },
                     kind: str_at("/kind"),
                     name: str_at("/metadata/name"),
+                    namespace: str_at("/metadata/namespace"),
                     finding,
                 });
             }

@@ -94,6 +94,23 @@ fn a_baseline_hides_recorded_findings_and_only_those() {
     let rules: Vec<&str> =
         report["findings"].as_array().unwrap().iter().map(|f| f["pointer"].as_str().unwrap()).collect();
     assert_eq!(rules, ["/spec/components/0/properties/replicaz"]);
+    // A new file carrying the same kind of finding as a baselined one is new: the baseline
+    // knows findings by the object they are about, not only by rule and fingerprint.
+    let copy = dir.path().join("copy.yaml");
+    std::fs::copy(daemonset(), &copy).unwrap();
+    std::fs::copy(daemonset(), &app).unwrap();
+    let out = run(&["--baseline", baseline.to_str().unwrap()], &[&app, &copy], 1);
+    assert!(out.contains("copy.yaml") && !out.contains("app.yaml:"), "{out}");
+    // And by count: the same finding twice more than recorded is reported.
+    let twice = std::fs::read_to_string(daemonset()).unwrap();
+    std::fs::write(&app, format!("{twice}\n---\n{twice}")).unwrap();
+    let out = run(&["--baseline", baseline.to_str().unwrap()], &[&app], 1);
+    assert!(out.contains("1 denied (2 findings)"), "{out}");
+    // SARIF carries the same identity.
+    let out = run(&["--output", "sarif"], &[&copy], 1);
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    let fingerprints = &sarif["runs"][0]["results"][0]["partialFingerprints"];
+    assert!(fingerprints["covenant/object/v1"].as_str().is_some_and(|f| f.len() == 32), "{fingerprints}");
     // A file that is not a baseline is an input error.
     std::fs::write(&baseline, "{}").unwrap();
     covenant().arg("check").arg(&app).arg("--baseline").arg(&baseline).assert().code(2);

@@ -4,8 +4,6 @@
 //! findings recorded by rule id and fingerprint (never message text), so a repository can
 //! adopt covenant gradually.
 
-use std::collections::BTreeSet;
-
 use serde_json::{json, Value};
 
 use super::Report;
@@ -53,7 +51,7 @@ pub fn render_sarif(report: &Report) -> Value {
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": e.file},
                     "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
-                "partialFingerprints": {"covenant/v1": f.fingerprint},
+                "partialFingerprints": {"covenant/v1": f.fingerprint, "covenant/object/v1": object_fingerprint(e)},
                 "properties": {"pointer": f.pointer, "document": e.document, "bump": f.bump},
             })
         })
@@ -75,6 +73,18 @@ pub fn render_sarif(report: &Report) -> Value {
 
 /// Text for XML 1.0: markup escaped, and the control characters XML cannot carry at all
 /// replaced by U+FFFD (a finding may quote them from a document).
+/// A finding's identity with the object it is about (`Entry::identity`), hashed: what a
+/// baseline matches, for SARIF consumers.
+fn object_fingerprint(e: &super::Entry) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for part in e.identity() {
+        hash.update(part.as_bytes());
+        hash.update([0u8]);
+    }
+    hash.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
 fn xml(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() && !matches!(c, '\t' | '\n' | '\r') { '\u{FFFD}' } else { c })
@@ -176,15 +186,29 @@ pub fn render_github(report: &Report) -> String {
     out
 }
 
-/// A baseline of the report's findings: rule id and fingerprint (the file only for people).
+/// The members of a baseline record that name a finding, in `Entry::identity` order.
+const IDENTITY: [&str; 6] = ["rule", "fingerprint", "file", "kind", "namespace", "name"];
+
+/// A baseline of the report's findings: each identity (rule, fingerprint, file, kind,
+/// namespace, name) once, with how many times it was found.
 pub fn render_baseline(report: &Report) -> Value {
-    let mut findings: Vec<Value> = report
-        .entries
-        .iter()
-        .map(|e| json!({"rule": e.finding.rule.id, "fingerprint": e.finding.fingerprint, "file": e.file}))
+    let mut counts: std::collections::BTreeMap<[&str; 6], usize> = std::collections::BTreeMap::new();
+    for e in &report.entries {
+        *counts.entry(e.identity()).or_default() += 1;
+    }
+    let findings: Vec<Value> = counts
+        .into_iter()
+        .map(|(id, count)| {
+            let mut record = serde_json::Map::new();
+            for (key, value) in IDENTITY.iter().zip(id) {
+                if !value.is_empty() {
+                    record.insert(key.to_string(), json!(value));
+                }
+            }
+            record.insert("count".into(), json!(count));
+            Value::Object(record)
+        })
         .collect();
-    findings.sort_by_key(|v| v.to_string());
-    findings.dedup();
     json!({"apiVersion": "covenant.dev/v1alpha1", "kind": "Baseline", "findings": findings})
 }
 
@@ -198,8 +222,10 @@ pub struct BaselineError {
     pub reason: String,
 }
 
-/// Drop the findings a baseline records (matched by rule id and fingerprint); returns how
-/// many were dropped.
+/// Leave out the findings a baseline records: each record hides at most `count` findings
+/// (default 1) of its rule and fingerprint about the same object (file, kind, namespace,
+/// name). A record without `file` (written by covenant before 0.2) matches any object.
+/// Returns how many were left out.
 pub fn apply_baseline(report: &mut Report, path: &str, text: &str) -> Result<usize, BaselineError> {
     let err = |reason: String| BaselineError { path: path.to_string(), reason };
     let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
@@ -211,18 +237,33 @@ pub fn apply_baseline(report: &mut Report, path: &str, text: &str) -> Result<usi
                 .into(),
         ));
     }
-    let mut known = BTreeSet::new();
+    let mut budget: Vec<([String; 6], usize)> = Vec::new();
     for (i, f) in v.get("findings").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        match (f.get("rule").and_then(Value::as_str), f.get("fingerprint").and_then(Value::as_str)) {
-            (Some(r), Some(p)) => {
-                known.insert((r.to_string(), p.to_string()));
-            }
-            _ => return Err(err(format!("findings[{i}] needs \"rule\" and \"fingerprint\""))),
+        let member = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        if member("rule").is_empty() || member("fingerprint").is_empty() {
+            return Err(err(format!("findings[{i}] needs \"rule\" and \"fingerprint\"")));
         }
+        let count = match f.get("count") {
+            None => 1,
+            Some(c) => match c.as_u64().and_then(|c| usize::try_from(c).ok()) {
+                Some(c) => c,
+                None => return Err(err(format!("findings[{i}].count: expected a whole number, found {c}"))),
+            },
+        };
+        budget.push((IDENTITY.map(member), count));
     }
     let before = report.entries.len();
-    report
-        .entries
-        .retain(|e| !known.contains(&(e.finding.rule.id.to_string(), e.finding.fingerprint.clone())));
+    report.entries.retain(|e| {
+        let id = e.identity();
+        let legacy = |r: &[String; 6]| r[2].is_empty() && r[..2] == [id[0], id[1]];
+        match budget.iter_mut().find(|(r, n)| *n > 0 && (r.iter().zip(id).all(|(a, b)| a == b) || legacy(r)))
+        {
+            Some((_, n)) => {
+                *n -= 1;
+                false
+            }
+            None => true,
+        }
+    });
     Ok(before - report.entries.len())
 }
