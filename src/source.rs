@@ -100,7 +100,13 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
-        reason: e.info().to_string(),
+        reason: match e.info() {
+            // The reader counts flow nesting in a byte.
+            "recursion limit exceeded" => {
+                "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads".to_string()
+            }
+            other => other.to_string(),
+        },
         at: Position::of(*e.marker()),
         documents_before: builder.documents.len(),
     });
@@ -110,9 +116,27 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
 
 // === impl Builder ===
 
+/// The most nodes one document may build, counting what its aliases expand to: an alias bomb
+/// (a few hundred bytes that expand to billions of nodes) stops here, as kubectl's
+/// "excessive aliasing" does. Far above a real manifest (a 3 MiB CRD builds some 100 000).
+pub const MAX_DOCUMENT_NODES: usize = 1_000_000;
+
+/// The deepest nesting of collections a document may have.
+pub const MAX_DEPTH: usize = 512;
+
 enum Frame {
-    Seq { items: Vec<Value>, anchor: usize },
-    Map { members: Map<String, Value>, anchor: usize, key: Option<String>, seen: HashMap<String, Position> },
+    Seq {
+        items: Vec<Value>,
+        anchor: usize,
+        size: usize,
+    },
+    Map {
+        members: Map<String, Value>,
+        anchor: usize,
+        key: Option<String>,
+        seen: HashMap<String, Position>,
+        size: usize,
+    },
 }
 
 #[derive(Default)]
@@ -121,7 +145,12 @@ struct Builder {
     stack: Vec<Frame>,
     /// Pointer tokens of the node being built, parallel to `stack`.
     path: Vec<String>,
-    anchors: HashMap<usize, Value>,
+    /// Anchored values, with how many nodes each holds.
+    anchors: HashMap<usize, (Value, usize)>,
+    /// Nodes the current document has built, aliases expanded.
+    nodes: usize,
+    /// Set when a limit was passed: nothing more of the stream is built.
+    halted: bool,
     positions: Positions,
     duplicates: Vec<DuplicateKey>,
     in_document: bool,
@@ -153,10 +182,30 @@ impl Builder {
         }
     }
 
-    /// Deliver a finished node to its parent.
-    fn finish_node(&mut self, value: Value, anchor: usize, mark: Marker) {
+    /// Count `n` more nodes against the document's limit; past it, the stream stops here.
+    fn spend(&mut self, n: usize, mark: Marker) -> bool {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_DOCUMENT_NODES {
+            self.fail(
+                &format!(
+                    "the document builds more than {MAX_DOCUMENT_NODES} nodes, counting what its aliases expand to (excessive aliasing, or a document larger than covenant reads)"
+                ),
+                mark,
+            );
+            self.halted = true;
+            return false;
+        }
+        true
+    }
+
+    /// Deliver a finished node of `size` nodes to its parent.
+    fn finish_node(&mut self, value: Value, anchor: usize, size: usize, mark: Marker) {
         if anchor != 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.anchors.insert(anchor, (value.clone(), size));
+        }
+        match self.stack.last_mut() {
+            Some(Frame::Seq { size: parent, .. } | Frame::Map { size: parent, .. }) => *parent += size,
+            None => {}
         }
         enum Slot {
             Root,
@@ -270,11 +319,15 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
 
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.halted {
+            return;
+        }
         match ev {
             Event::DocumentStart => {
                 self.in_document = true;
                 self.positions = Positions { start: Position::of(mark), ..Default::default() };
                 self.anchors.clear();
+                self.nodes = 0;
             }
             Event::DocumentEnd => {
                 self.in_document = false;
@@ -293,27 +346,56 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
+                if !self.spend(1, mark) {
+                    return;
+                }
                 self.begin_node(mark);
                 let value = scalar(text, style, tag.as_ref());
-                self.finish_node(value, anchor, mark);
+                self.finish_node(value, anchor, 1, mark);
             }
             Event::Alias(id) => {
+                // The size is counted before the anchored value is copied.
+                let size = self.anchors.get(&id).map_or(1, |(_, n)| *n);
+                if !self.spend(size, mark) {
+                    return;
+                }
                 self.begin_node(mark);
-                let value = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
-                self.finish_node(value, 0, mark);
+                let value = self.anchors.get(&id).map(|(v, _)| v.clone()).unwrap_or(Value::Null);
+                self.finish_node(value, 0, size, mark);
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
+                self.fail(
+                    &format!("collections nest more than {MAX_DEPTH} deep, deeper than covenant reads"),
+                    mark,
+                );
+                self.halted = true;
             }
             Event::SequenceStart(anchor, _) => {
+                if !self.spend(1, mark) {
+                    return;
+                }
                 self.begin_node(mark);
-                self.stack.push(Frame::Seq { items: Vec::new(), anchor });
+                self.stack.push(Frame::Seq { items: Vec::new(), anchor, size: 1 });
             }
             Event::MappingStart(anchor, _) => {
+                if !self.spend(1, mark) {
+                    return;
+                }
                 self.begin_node(mark);
-                self.stack.push(Frame::Map { members: Map::new(), anchor, key: None, seen: HashMap::new() });
+                self.stack.push(Frame::Map {
+                    members: Map::new(),
+                    anchor,
+                    key: None,
+                    seen: HashMap::new(),
+                    size: 1,
+                });
             }
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
-                Some(Frame::Seq { items, anchor }) => self.finish_node(Value::Array(items), anchor, mark),
-                Some(Frame::Map { members, anchor, .. }) => {
-                    self.finish_node(Value::Object(members), anchor, mark)
+                Some(Frame::Seq { items, anchor, size }) => {
+                    self.finish_node(Value::Array(items), anchor, size, mark)
+                }
+                Some(Frame::Map { members, anchor, size, .. }) => {
+                    self.finish_node(Value::Object(members), anchor, size, mark)
                 }
                 None => self.fail("unbalanced collection end", mark),
             },
@@ -365,6 +447,31 @@ mod tests {
         let err = err.expect("syntax error");
         assert!(err.at.line >= 1);
         assert!(err.to_string().contains("line"));
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_stop_at_their_limits() {
+        let mut bomb = String::from("data:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            bomb.push_str(&format!("  a{i}: &a{i} [{refs}]\n"));
+        }
+        let (docs, error) = parse_stream(&format!("a: 1\n---\n{bomb}---\nb: 2\n"));
+        assert_eq!(docs.len(), 1, "the document before the bomb is kept");
+        let error = error.unwrap();
+        assert!(error.reason.contains("more than 1000000 nodes"), "{}", error.reason);
+        assert_eq!(error.documents_before, 1);
+
+        let deep: String = (0..600).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
+        let error = parse_stream(&deep).1.unwrap();
+        assert!(error.reason.contains("nest more than 512 deep"), "{}", error.reason);
+        let flow = format!("a: {}{}", "[".repeat(300), "]".repeat(300));
+        let error = parse_stream(&flow).1.unwrap();
+        assert!(error.reason.contains("nest more than 255 deep"), "{}", error.reason);
+        // Aliases within the limit resolve as before.
+        let (docs, error) = parse_stream("a: &x [1, 2]\nb: *x\n");
+        assert!(error.is_none());
+        assert_eq!(docs[0].value["b"], json!([1, 2]));
     }
 
     #[test]
