@@ -185,9 +185,14 @@ pub struct ServeArgs {
 /// `covenant check`
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Files or directories (recursively *.yaml, *.yml, *.json); `-` reads stdin.
+    /// Files or directories (recursively *.yaml, *.yml, *.json, skipping .git); `-` reads
+    /// stdin.
     #[arg(required_unless_present_any = ["registries", "dialects"])]
     pub paths: Vec<PathBuf>,
+    /// Leave out files and directories whose path below a given directory, or whose name,
+    /// matches this glob (`charts/**`, `*.tmpl.yaml`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     /// Config file; default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -423,6 +428,14 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let cluster = load_cluster(args.context.as_ref())?;
     let mut sources = Vec::new();
     let mut not_text: Vec<(String, String)> = Vec::new();
+    let mut walk_notes = Vec::new();
+    let exclude = {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in &args.exclude {
+            set.add(globset::Glob::new(pattern).with_context(|| format!("--exclude {pattern}: not a glob"))?);
+        }
+        set.build().context("--exclude")?
+    };
     for path in args.paths.iter().chain(&declaration_files) {
         if path.as_os_str() == "-" {
             let mut text = String::new();
@@ -430,12 +443,13 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             sources.push(crate::report::Source { name: "-".into(), text });
             continue;
         }
-        let files =
-            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
-        if files.is_empty() {
+        let walked =
+            crate::report::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
+        walk_notes.extend(walked.notes);
+        if walked.files.is_empty() {
             bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
         }
-        for file in files {
+        for file in walked.files {
             let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
             match String::from_utf8(bytes) {
                 Ok(text) => sources.push(crate::report::Source { name: file.display().to_string(), text }),
@@ -475,6 +489,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
+    report.notes.extend(walk_notes);
     for (name, reason) in &not_text {
         crate::report::unreadable_file(&mut report, &engine, name, reason);
     }

@@ -303,3 +303,42 @@ fn a_file_that_is_not_utf8_is_one_finding_and_the_run_goes_on() {
     );
     assert_eq!(v["summary"]["documents"], 2);
 }
+
+/// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file
+/// name), and walks a directory reached again through a symlink once, saying so once.
+#[test]
+fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\nbroken: [\n";
+    let good = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n";
+    for (path, text) in [
+        (".git/objects/x.yaml", bad),
+        ("charts/web/values.yaml", bad),
+        ("app/web.tmpl.yaml", bad),
+        ("app/web.yaml", good),
+    ] {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::os::unix::fs::symlink("..", root.join("app/loop")).unwrap();
+    let out = covenant()
+        .args(["check", "--exclude", "charts/**", "--exclude", "*.tmpl.yaml"])
+        .arg(root)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.ends_with("1 document(s) checked: 0 denied, 0 warned, 0 audited\n"), "{text}");
+    assert_eq!(text.matches("already walked").count(), 1, "{text}");
+    // Without the excludes, the excluded files are read (and fail); .git never is.
+    let out = covenant().arg("check").arg(root).assert().code(1).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("values.yaml") && text.contains("web.tmpl.yaml") && !text.contains(".git"),
+        "{text}"
+    );
+}
