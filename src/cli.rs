@@ -199,11 +199,11 @@ pub struct CheckArgs {
     /// Objects (YAML/JSON files) standing in for the cluster's state.
     #[arg(long)]
     pub context: Option<PathBuf>,
-    /// The previous versions: a directory, or a git ref whose files under the same paths are
-    /// read (`origin/main`). Each document is judged as an update of the base document with
-    /// the same group, kind, namespace and name, so the evolution rules run; a base document
-    /// the checked set lacks was deleted.
-    #[arg(long, value_name = "DIR|GIT-REF")]
+    /// The previous versions: a directory or file, or a git ref whose files under the same
+    /// paths are read (`origin/main`; with stdin, its whole tree). Each document is judged as
+    /// an update of the base document with the same group, kind, namespace and name, so the
+    /// evolution rules run; a base document the checked files lack was deleted.
+    #[arg(long, value_name = "DIR|FILE|GIT-REF")]
     pub base: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
@@ -521,7 +521,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 /// holds that the checked set does not was deleted, and is judged as a DELETE.
 fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
     let path = Path::new(base);
-    if path.is_dir() {
+    if path.is_dir() || path.is_file() {
         let mut docs = Vec::new();
         for file in crate::report::discover(path).with_context(|| format!("cannot read {base}"))? {
             let text =
@@ -545,6 +545,17 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let mut docs = Vec::new();
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        // What stdin carries (`kustomize build | covenant check - --base origin/main`) lives
+        // nowhere in particular: its objects are paired with the ref's documents wherever
+        // they are in the tree. Nothing is judged deleted: the stream need not be all of it.
+        let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
+        for name in names.split('\0').filter(|n| crate::report::is_document_file(Path::new(n))) {
+            let text = stdout(&["show", &format!("{base}:{name}")], &format!("show {name}"))?;
+            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
+        }
+        return Ok(crate::report::Base::from_sources(&docs));
+    }
     for path in paths.iter().filter(|p| p.as_os_str() != "-") {
         let shown = path.to_string_lossy();
         // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.

@@ -223,6 +223,31 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
     assert!(text.contains("crds/widgets.yaml") && text.contains("error[CVN-204]"), "{text}");
     assert!(text.contains("enum value \"large\" was removed"), "{text}");
     assert!(!text.contains("new.yaml"), "a file the ref lacks is new, with no base: {text}");
+    // Stdin (`kustomize build | covenant check - --base REF`): paired wherever the ref holds
+    // the object, here under crds/ although stdin has no path.
+    let input = std::fs::read_to_string(repo.join("crds/widgets.yaml")).unwrap();
+    let text = stdout(
+        covenant()
+            .current_dir(repo)
+            .args(["check", "-", "--base", "main-before", "--config"])
+            .arg(&enforce)
+            .write_stdin(input.clone()),
+        1,
+    );
+    assert!(text.contains("-:") && text.contains("error[CVN-204]"), "{text}");
+    // A file as the base.
+    let before = repo.join("before.yaml");
+    std::fs::copy(rules_fixture("CVN-204", "base.yaml"), &before).unwrap();
+    let text = stdout(
+        covenant()
+            .current_dir(repo)
+            .args(["check", "crds/widgets.yaml", "--base"])
+            .arg(&before)
+            .arg("--config")
+            .arg(&enforce),
+        1,
+    );
+    assert!(text.contains("error[CVN-204]"), "{text}");
     // An unknown ref is an input error.
     let out = covenant()
         .current_dir(repo)
