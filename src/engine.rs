@@ -29,6 +29,8 @@ pub struct Verdict {
     pub exempted: Option<String>,
     /// Exemptions that would have applied but have expired: they no longer apply, and say so.
     pub expired: Vec<String>,
+    /// What a rule could not check for want of cluster state (offline), said, not skipped.
+    pub unchecked: Vec<String>,
 }
 
 impl Verdict {
@@ -228,7 +230,7 @@ impl Engine {
             report_unreadable(subject, &mut cx);
             f.name()
         });
-        let mut findings = cx.into_findings();
+        let (mut findings, unchecked) = cx.into_parts();
         // Exemptions scoped to rules drop those rules' findings only.
         let mut exempted = None;
         for e in self.exemptions.iter().filter(|e| !e.rules.is_empty() && e.matches(subject)) {
@@ -247,7 +249,7 @@ impl Engine {
         // A subject that produced findings concerned the engine even without a family
         // (an unidentifiable document).
         let family = name.or_else(|| (!findings.is_empty()).then_some("document"));
-        Verdict { family, findings, exempted, expired }
+        Verdict { family, findings, exempted, expired, unchecked }
     }
 
     /// UPDATE ratcheting, as the apiserver ratchets its own CRD validation: judge what the

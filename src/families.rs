@@ -74,6 +74,8 @@ pub struct Context<'a> {
     pub advisory: Option<String>,
     /// Raised when the verdict is no longer waited for: long loops stop at their next turn.
     pub stop: crate::subject::Stop,
+    /// What could not be checked for want of cluster state, said rather than passed silently.
+    pub unchecked: Vec<String>,
     findings: Vec<Finding>,
 }
 
@@ -88,6 +90,7 @@ impl<'a> Context<'a> {
             notes: Vec::new(),
             advisory: None,
             stop: crate::subject::Stop::default(),
+            unchecked: Vec::new(),
             findings: Vec::new(),
         }
     }
@@ -153,7 +156,17 @@ impl<'a> Context<'a> {
     pub fn lookup_failed(&mut self, rule: &str, e: &crate::cluster::Error) -> Option<bool> {
         use crate::cluster::Error;
         let (resource, reason) = match e {
-            Error::Offline { .. } => return None,
+            Error::Offline { resource } => {
+                // No cluster state at all: the rule's findings stand as they are, and what it
+                // could not look up is said.
+                let note = format!(
+                    "{rule} not checked: no cluster state to look up {resource} in (give `covenant check` the objects with --context DIR, or judge against a cluster)"
+                );
+                if !self.unchecked.contains(&note) {
+                    self.unchecked.push(note);
+                }
+                return None;
+            }
             Error::Forbidden { resource, verb, reason } => {
                 let (plural, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
                 (
@@ -187,6 +200,11 @@ impl<'a> Context<'a> {
     /// The findings reported so far.
     pub fn into_findings(self) -> Vec<Finding> {
         self.findings
+    }
+
+    /// The findings reported so far, and what could not be checked.
+    pub fn into_parts(self) -> (Vec<Finding>, Vec<String>) {
+        (self.findings, self.unchecked)
     }
 }
 

@@ -341,6 +341,12 @@ pub fn check_with_base(
             }
             let verdict = engine.evaluate(&subject, cluster);
             report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", source.name)));
+            for u in &verdict.unchecked {
+                let note = format!("{}: {u}", source.name);
+                if !report.notes.contains(&note) {
+                    report.notes.push(note);
+                }
+            }
             let first = report.entries.len();
             for f in verdict.findings {
                 let at = positions.locate(&f.pointer);

@@ -342,3 +342,28 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
         "{text}"
     );
 }
+
+/// Without cluster state, what a rule could not look up is said, not passed silently: a
+/// pinned Component checked without --context carries a note naming the rule and the way to
+/// supply the state.
+#[test]
+fn without_cluster_state_an_unchecked_pin_is_said() {
+    let input = common::fixtures().join("rules/CVN-107/input.yaml");
+    let out = covenant().arg("check").arg(&input).assert().code(0).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("note: ") && text.contains("CVN-406 not checked") && text.contains("--context DIR"),
+        "{text}"
+    );
+    let with = covenant()
+        .arg("check")
+        .arg("--context")
+        .arg(common::fixtures().join("rules/CVN-107/context"))
+        .arg(&input)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!String::from_utf8(with).unwrap().contains("not checked"));
+}

@@ -869,3 +869,14 @@ async fn shutdown_is_acted_on_at_once_while_a_review_runs() {
     assert_eq!(review.await.unwrap().status(), 200);
     stopped.await.unwrap();
 }
+
+/// A webhook without cluster state (`--offline`, `--dev`) says in its answer what it could
+/// not check.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_offline_webhook_says_what_it_could_not_check() {
+    let server = TestServer::start().await;
+    let resp = post(&server.h2(), &server.url("/api/v0/validate"), pinned_component("off").to_string()).await;
+    let body: Value = resp.json().await.unwrap();
+    let warnings = body["response"]["warnings"].to_string();
+    assert!(warnings.contains("CVN-406 not checked: no cluster state"), "{body}");
+}

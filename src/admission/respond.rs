@@ -181,6 +181,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
     let mut warnings: Vec<String> = extra_warnings.to_vec();
     warnings.extend(verdict.at(Action::Warn).map(|f| f.line()));
     warnings.extend(verdict.expired.iter().map(|e| format!("covenant: {e}")));
+    warnings.extend(verdict.unchecked.iter().map(|u| format!("covenant: {u}")));
     if !warnings.is_empty() {
         let total = warnings.len();
         if total > MAX_WARNINGS {
@@ -235,6 +236,7 @@ mod tests {
             findings: vec![finding("CVN-109", Action::Deny), finding("CVN-109", Action::Deny)],
             exempted: None,
             expired: Vec::new(),
+            unchecked: Vec::new(),
         };
         let v = respond("abc", &verdict, &[]);
         let r = &v["response"];
@@ -264,6 +266,7 @@ mod tests {
             findings: (0..20).map(long).collect(),
             exempted: None,
             expired: Vec::new(),
+            unchecked: Vec::new(),
         };
         let v = respond("abc", &verdict, &[]);
         let message = v["response"]["status"]["message"].as_str().unwrap();
@@ -287,6 +290,7 @@ mod tests {
             findings: (0..2500).map(long).collect(),
             exempted: None,
             expired: Vec::new(),
+            unchecked: Vec::new(),
         };
         let v = respond("abc", &verdict, &[]);
         let causes = v["response"]["status"]["details"]["causes"].as_array().unwrap();
@@ -299,7 +303,7 @@ mod tests {
             "/y",
             vec![("reason", "abcdefg ".repeat(200))],
         );
-        let verdict = Verdict { family: None, findings: vec![huge], exempted: None, expired: Vec::new() };
+        let verdict = Verdict { findings: vec![huge], ..Verdict::default() };
         let message =
             respond("abc", &verdict, &[])["response"]["status"]["message"].as_str().unwrap().to_string();
         assert!(message.len() <= MAX_MESSAGE_LEN && message.ends_with("abcdefg…"), "{message}");
@@ -308,7 +312,7 @@ mod tests {
     #[test]
     fn warnings_are_capped_in_count_and_length() {
         let findings = (0..30).map(|_| finding("CVN-109", Action::Warn)).collect();
-        let verdict = Verdict { family: None, findings, exempted: None, expired: Vec::new() };
+        let verdict = Verdict { findings, ..Verdict::default() };
         let long = "w".repeat(400);
         let v = respond("abc", &verdict, &[long]);
         let w = v["response"]["warnings"].as_array().unwrap();

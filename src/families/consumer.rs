@@ -431,7 +431,13 @@ fn unchecked(pointer: &str, field: &str, consumer: &str, construct: &str, why: &
 fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
     let Some(release_name) = doc.pointer("/spec/releaseName").and_then(Value::as_str) else { return };
     let budget = cx.budget;
-    let Ok(releases) = cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) else { return };
+    let releases = match cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) {
+        Ok(releases) => releases,
+        Err(e) => {
+            cx.lookup_failed("CVN-107", &e);
+            return;
+        }
+    };
     let Some(release) =
         releases.iter().find(|r| r.pointer("/metadata/name").and_then(Value::as_str) == Some(release_name))
     else {
