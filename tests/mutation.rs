@@ -331,3 +331,34 @@ fn an_exemption_scoped_to_one_mutation_rule_drops_only_its_edits() {
     assert!(m.ops.len() < all.ops.len());
     assert!(Engine::new(&whole).mutate(&subject(&doc), &EmptyCluster).ops.is_empty());
 }
+
+/// `check --fix` writes into an empty flow mapping (`labels: {}`): the line becomes `labels:`
+/// with the members below it, and the result is what the webhook's patch makes.
+#[test]
+fn check_fix_fills_an_empty_flow_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(
+        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
+    )
+    .unwrap();
+    let original = sample.replacen(
+        "metadata:\n  name: service\n  annotations:\n",
+        "metadata:\n  name: service-v1\n  labels: {}\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
+        1,
+    );
+    assert!(original.contains("labels: {}"));
+    let file = dir.path().join("service.yaml");
+    std::fs::write(&file, &original).unwrap();
+    assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["check", "--fix"])
+        .arg(&file)
+        .assert()
+        .success();
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    assert!(fixed.contains("  labels:\n    openchoreo.dev/"), "{fixed}");
+    let engine = Engine::new(&enabled());
+    let doc = covenant::source::parse_stream(&original).0.remove(0).value;
+    let m = engine.mutate(&subject(&doc), &EmptyCluster);
+    assert_eq!(covenant::source::parse_stream(&fixed).0.remove(0).value, apply(&doc, &m.ops));
+}

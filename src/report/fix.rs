@@ -1,7 +1,8 @@
 //! `covenant check --fix`: the stamps and labels the mutating webhook would write, written
 //! into the YAML files instead — every other byte of each file left as it was. The edits are
 //! the webhook's own JSONPatch, turned into line insertions and one-scalar replacements at the
-//! positions the reader recorded; what cannot be edited that way (flow-style mappings, JSON
+//! positions the reader recorded (an empty flow mapping, `labels: {}`, becomes a block
+//! mapping); what cannot be edited that way (flow-style mappings with members, JSON
 //! files, multi-line scalars) is refused with the place and the reason, never rewritten.
 
 use serde_json::Value;
@@ -122,8 +123,14 @@ fn differences(
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {
                 path.push(k.clone());
+                let empty = |o: &Value| o.is_null() || o.as_object().is_some_and(|m| m.is_empty());
                 match a.get(k) {
                     None => out.push((path.clone(), serde_json::json!({"op": "add", "value": v}))),
+                    // `labels: {}` or `labels:` gaining members: the line becomes a block
+                    // mapping holding them.
+                    Some(old) if empty(old) && v.as_object().is_some_and(|m| !m.is_empty()) => {
+                        out.push((path.clone(), serde_json::json!({"op": "fill", "value": v})))
+                    }
                     Some(Value::Null) if !v.is_null() => {
                         out.push((path.clone(), serde_json::json!({"op": "replace", "value": v})))
                     }
@@ -200,6 +207,30 @@ fn splice(tokens: &[String], op: &Value, positions: &Positions, lines: &[&str]) 
             let mut out = Vec::new();
             block(key, value, indent, &mut out);
             Ok(Splice { start: parent_line + 1, end: parent_line + 1, lines: out })
+        }
+        Some("fill") => {
+            // `key: {}` (or `key:`, `key: null`, `key: ~`) on one line: keep `key:` and write
+            // the members below it, one indentation step in.
+            let at = positions.locate(&pointer(tokens));
+            let line = at.line.checked_sub(1).ok_or("no position for the mapping")?;
+            let text = lines.get(line).ok_or("position beyond the text")?;
+            let col = at.column.saturating_sub(1);
+            let colon = text.get(col..).and_then(|rest| rest.find(':')).map(|c| col + c);
+            let empty = colon
+                .map(|c| text[c + 1..].trim())
+                .filter(|after| matches!(*after, "{}" | "" | "null" | "~"));
+            let (Some(colon), Some(_)) = (colon, empty) else {
+                return Err(format!(
+                    "line {}: {} is not an empty mapping on one line; fix it by hand",
+                    line + 1,
+                    pointer(tokens)
+                ));
+            };
+            let mut out = vec![text[..=colon].to_string()];
+            for (k, v) in value.as_object().into_iter().flatten() {
+                block(k, v, col + 2, &mut out);
+            }
+            Ok(Splice { start: line, end: line + 1, lines: out })
         }
         other => Err(format!("unexpected patch operation {other:?}")),
     }
