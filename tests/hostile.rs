@@ -880,3 +880,17 @@ async fn an_offline_webhook_says_what_it_could_not_check() {
     let warnings = body["response"]["warnings"].to_string();
     assert!(warnings.contains("CVN-406 not checked: no cluster state"), "{body}");
 }
+
+/// The webhook's `status.message` carries the did-you-mean hint `check` prints in its help:
+/// the demo review of a launcher Application with `replicaz`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_webhook_message_carries_the_did_you_mean_hint() {
+    let server = TestServer::start().await;
+    let review = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/reviews/denied-application.json"),
+    )
+    .unwrap();
+    let body: Value = post(&server.h2(), &server.url("/api/v0/validate"), review).await.json().await.unwrap();
+    let message = body["response"]["status"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("replicaz") && message.contains("did you mean \"replicas\"?"), "{body}");
+}

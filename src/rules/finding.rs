@@ -62,10 +62,16 @@ impl Finding {
 
     /// `CVN-101 /nmae: member "nmae" …`: the one-line form used in logs and summaries.
     pub fn line(&self) -> String {
-        if self.pointer.is_empty() {
+        let line = if self.pointer.is_empty() {
             format!("{} {}", self.rule.id, self.message)
         } else {
             format!("{} {}: {}", self.rule.id, self.pointer, self.message)
+        };
+        // The did-you-mean a help line carries, for faces that show no help (the webhook's
+        // status.message and warnings, the log): kubectl users get the same hint.
+        match self.args.iter().find(|(k, _)| *k == "suggestion").map(|(_, v)| v.trim()) {
+            Some(hint) if !hint.is_empty() && !self.message.contains(hint) => format!("{line} {hint}"),
+            _ => line,
         }
     }
 }
