@@ -177,8 +177,9 @@ impl Config {
                 message: format!("key \"{}\" appears twice (first at line {})", d.key, d.first.line),
             })
             .collect();
-        let (file, decode_problems) =
+        let (file, mut decode_problems) =
             strict::decode_all::<file::ConfigFile>(&doc.value, "Config", Some(&doc.positions));
+        suggest_members(&mut decode_problems);
         problems.extend(decode_problems);
         let Some(file) = file else {
             return Err(invalid(problems));
@@ -193,6 +194,22 @@ impl Config {
             config.registry.add_file(&path)?;
         }
         Ok(config)
+    }
+}
+
+/// An undeclared member gets the nearest member the default config declares at the same
+/// place: `maxReviewsInFlite` → did you mean "maxReviewsInFlight"?
+fn suggest_members(problems: &mut [Problem]) {
+    let Some(defaults) = parse_stream(DEFAULT_YAML).0.into_iter().next().map(|d| d.value) else { return };
+    for p in problems.iter_mut().filter(|p| p.message.contains("is not declared")) {
+        let (parent, member) = p.pointer.rsplit_once('/').unwrap_or(("", &p.pointer));
+        let known = defaults.pointer(parent).and_then(serde_json::Value::as_object);
+        let member = crate::schema::pointer::unescape(member);
+        if let Some(near) =
+            known.and_then(|k| crate::rules::closest(&member, k.keys().map(String::as_str)).first().cloned())
+        {
+            p.message.push_str(&format!("; did you mean \"{near}\"?"));
+        }
     }
 }
 

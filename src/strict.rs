@@ -90,10 +90,41 @@ pub fn decode_all<T: DeserializeOwned>(
         return (None, problems);
     }
 
+    // A type error ends one decoding pass; the member it names is taken out and the rest
+    // decoded again, so every type error and every undeclared member is reported together.
+    let mut value = value.clone();
+    let mut removed: Vec<String> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
-    let mut note = |path: serde_ignored::Path<'_>| unknown.push(path_pointer(&path));
-    let ignored = serde_ignored::Deserializer::new(value, &mut note);
-    let decoded: Result<T, _> = serde_path_to_error::deserialize(ignored);
+    let decoded = loop {
+        let mut pass: Vec<String> = Vec::new();
+        let mut note = |path: serde_ignored::Path<'_>| pass.push(path_pointer(&path));
+        let ignored = serde_ignored::Deserializer::new(&value, &mut note);
+        let result: Result<T, _> = serde_path_to_error::deserialize(ignored);
+        for p in pass {
+            if !unknown.contains(&p) {
+                unknown.push(p);
+            }
+        }
+        match result {
+            Ok(t) => break Some(t),
+            Err(e) => {
+                let pointer = path_to_pointer(e.path());
+                let message = in_own_terms(&e.inner().to_string(), &pointer);
+                // A member taken out after a type error is reported once, not again as missing.
+                let consequence = removed.iter().any(|r| {
+                    let (parent, key) = r.rsplit_once('/').unwrap_or(("", r));
+                    parent == pointer && message.contains(&format!("`{}`", unescape(key)))
+                });
+                if !consequence {
+                    problems.push(Problem { at: at(&pointer), pointer: pointer.clone(), message });
+                }
+                if removed.len() >= 32 || removed.contains(&pointer) || !take_out(&mut value, &pointer) {
+                    break None;
+                }
+                removed.push(pointer);
+            }
+        }
+    };
     for pointer in unknown {
         let (parent, member) = pointer.rsplit_once('/').unwrap_or(("", &pointer));
         problems.push(Problem {
@@ -108,14 +139,53 @@ pub fn decode_all<T: DeserializeOwned>(
     }
     // Report in the order a reader meets them in the file.
     problems.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.pointer.cmp(&b.pointer)));
-    match decoded {
-        Ok(t) => (Some(t), problems),
-        Err(e) => {
-            let pointer = path_to_pointer(e.path());
-            problems.push(Problem { at: at(&pointer), pointer, message: e.inner().to_string() });
-            (None, problems)
+    (decoded, problems)
+}
+
+/// Take the member at `pointer` out of `value`; whether there was one.
+fn take_out(value: &mut Value, pointer: &str) -> bool {
+    let Some((parent, key)) = pointer.rsplit_once('/') else { return false };
+    match value.pointer_mut(parent) {
+        Some(Value::Object(map)) => map.remove(&unescape(key)).is_some(),
+        Some(Value::Array(items)) => match key.parse::<usize>() {
+            Ok(i) if i < items.len() => {
+                items.remove(i);
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// A decoder's message in the terms of the format: `expected a whole number, found a string
+/// "lots"`, never `expected usize`; a member counted in bytes says so.
+fn in_own_terms(message: &str, pointer: &str) -> String {
+    let word = |expected: &str| -> String {
+        let e = expected.trim();
+        match e {
+            "usize" | "u64" | "u32" | "u16" | "u8" if pointer.ends_with("Bytes") => {
+                "a number of bytes".into()
+            }
+            "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number of at least 0".into(),
+            "i64" | "i32" | "isize" => "a whole number".into(),
+            "f64" | "f32" => "a number".into(),
+            "a boolean" | "a string" => e.into(),
+            "a sequence" => "a list".into(),
+            "a map" => "a mapping".into(),
+            other if other.starts_with("struct ") => "a mapping".into(),
+            other => other.into(),
+        }
+    };
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            if let Some((found, expected)) = rest.rsplit_once(", expected ") {
+                let found = found.replacen("integer `", "a number `", 1).replacen("string ", "a string ", 1);
+                return format!("expected {}, found {found}", word(expected));
+            }
         }
     }
+    message.to_string()
 }
 
 /// A short description of a JSON value's type, for "found …" messages.

@@ -367,3 +367,40 @@ fn without_cluster_state_an_unchecked_pin_is_said() {
         .clone();
     assert!(!String::from_utf8(with).unwrap().contains("not checked"));
 }
+
+/// A config with a type error and a misspelled member reports both at once, in the config's
+/// own terms, with a did-you-mean.
+#[test]
+fn config_problems_are_reported_together_in_the_configs_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(
+        covenant().args(["config", "print-default"]).assert().success().get_output().stdout.clone(),
+    )
+    .unwrap()
+    .replace("bodyLimitBytes: 7340032", "bodyLimitBytes: lots")
+    .replace("maxReviewsInFlight: 32", "maxReviewsInFlite: 32")
+    .replace("maxBufferedBytes: 50331648", "maxBufferedBytes: -1");
+    let config = dir.path().join("covenant.yaml");
+    std::fs::write(&config, text).unwrap();
+    let out = covenant()
+        .args(["check", "--config"])
+        .arg(&config)
+        .arg(common::fixtures().join("launcher/examples/01-webservice-minimal.yaml"))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("3 problem(s)"), "{err}");
+    assert!(
+        err.contains("/server/bodyLimitBytes: expected a number of bytes, found a string \"lots\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("/server/maxBufferedBytes: expected a number of bytes, found a number `-1`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean \"maxReviewsInFlight\"?"), "{err}");
+    assert!(!err.contains("usize"), "{err}");
+}
