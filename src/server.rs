@@ -178,6 +178,7 @@ impl Bound {
             tracing::error!(error = %e, "cannot start the admin listener's thread");
         }
 
+        let metrics = state.metrics.clone();
         let (serving, drain) = conn::Serving::new(
             "webhook",
             Some(TlsAcceptor::from(tls.config.clone())),
@@ -185,7 +186,7 @@ impl Bound {
             options.handshake_timeout,
             options.idle_timeout,
             options.max_connections,
-            admin_serving.metrics().clone(),
+            metrics,
         );
         readiness.set_loaded();
         tracing::info!(webhook = %webhook_addr, admin = %admin_addr, max_connections = serving.cap, "covenant serving");

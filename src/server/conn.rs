@@ -81,11 +81,6 @@ impl Serving {
         (Arc::new(serving), Drain(tx))
     }
 
-    /// The metrics it counts into.
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-
     fn event(&self, event: &'static str) {
         self.metrics.connection_events.with_label_values(&[self.name, event]).inc();
     }

@@ -86,19 +86,9 @@ fn content_type_ok(headers: &HeaderMap) -> Result<(), Problem> {
     }
 }
 
-async fn read_body(
-    body: Body,
-    headers: &HeaderMap,
-    limit: usize,
-    timeout: Duration,
-) -> Result<Bytes, Problem> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(Problem::too_large(limit));
-    }
+/// Read a body of at most `limit` bytes within `timeout` (a declared length over the limit is
+/// refused before this, unread).
+async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, Problem> {
     let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit));
     read.await.map_err(|_| Problem::request_timeout(timeout))?.map_err(|e| {
         let too_large = std::error::Error::source(&e)
@@ -215,7 +205,7 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         return refuse(&state, webhook, Problem::too_many(state.in_flight_limit));
     };
 
-    let bytes = match read_body(body, &parts.headers, state.body_limit, state.read_timeout).await {
+    let bytes = match read_body(body, state.body_limit, state.read_timeout).await {
         Ok(bytes) => bytes,
         Err(problem) => return refuse(&state, webhook, problem),
     };
