@@ -42,21 +42,27 @@ fn names() -> Vec<String> {
     vec!["localhost".into(), "127.0.0.1".into()]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn certificate_rotation_mid_traffic_loses_no_request() {
+/// A server serving `first` from a projected-volume layout in its temp dir, polling the files
+/// every 50 ms.
+async fn watching(first: &DevCerts) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
-    let first = DevCerts::generate(&names(), 2).unwrap();
-    let second = DevCerts::generate(&names(), 2).unwrap();
-    project(dir.path(), "v1", &first);
+    project(dir.path(), "v1", first);
     let cert = CertPaths { cert: dir.path().join("tls.crt"), key: dir.path().join("tls.key") };
-    let server = TestServer::with(Setup {
+    TestServer::with(Setup {
         reload_interval: Duration::from_millis(50),
         cert: Some(cert),
         ca_pem: Some(first.ca_pem.clone()),
         dir: Some(dir),
         ..Setup::default()
     })
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_rotation_mid_traffic_loses_no_request() {
+    let first = DevCerts::generate(&names(), 2).unwrap();
+    let second = DevCerts::generate(&names(), 2).unwrap();
+    let server = watching(&first).await;
 
     // Traffic on fresh connections (each request a new handshake) and on a kept-alive one,
     // trusting both CAs, while the certificate rotates underneath.
@@ -216,18 +222,8 @@ fn reloads(metrics: &str, result: &str) -> u64 {
 /// follows what is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving() {
-    let dir = tempfile::tempdir().unwrap();
     let first = DevCerts::generate(&names(), 2).unwrap();
-    project(dir.path(), "v1", &first);
-    let cert = CertPaths { cert: dir.path().join("tls.crt"), key: dir.path().join("tls.key") };
-    let server = TestServer::with(Setup {
-        reload_interval: Duration::from_millis(50),
-        cert: Some(cert),
-        ca_pem: Some(first.ca_pem.clone()),
-        dir: Some(dir),
-        ..Setup::default()
-    })
-    .await;
+    let server = watching(&first).await;
     let url = server.url("/api/v0/validate");
     let old = client(&[&first.ca_pem], server.webhook, false, None);
     let expiry = |m: &str| {
