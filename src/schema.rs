@@ -8,6 +8,7 @@ pub mod evaluate;
 pub mod openapi;
 pub mod pointer;
 pub mod property;
+pub mod shorthand;
 pub mod validate;
 
 use std::collections::BTreeMap;

@@ -462,3 +462,118 @@ fn diff_reports_every_version_level_change() {
     assert_eq!(json["findings"][0]["bump"], "MINOR");
     assert_eq!(json["findings"][0]["refused"], false);
 }
+
+fn crd_history(path: &str) -> PathBuf {
+    common::fixtures().join("crd-history").join(path)
+}
+
+/// The changes of `covenant diff --output json OLD NEW` whose pointer starts with `under`,
+/// as (pointer, change, bump, rule), and the implied bump.
+fn contract_rows(old: &Path, new: &Path, under: &str) -> (Vec<(String, String, String, String)>, String) {
+    let out = covenant().args(["diff", "--output", "json"]).arg(old).arg(new).output().unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let rows = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["pointer"].as_str().unwrap_or_default().starts_with(under))
+        .map(|c| (s(&c["pointer"]), s(&c["change"]), s(&c["bump"]), s(&c["rule"])))
+        .collect();
+    (rows, s(&json["implied"]))
+}
+
+/// OpenChoreo's compact schema syntax reads into the same model as `openAPIV3Schema`: the
+/// corpus pair that spells one ClusterComponentType both ways shows exactly the two
+/// tightenings the JSON Schema spelling adds (replicas gains `minimum: 0`, imagePullPolicy an
+/// enum), each located in the new document; the same type spelled without them diffs as no
+/// schema change at all; a shorthand edit that removes `replicas` is MAJOR.
+#[test]
+fn the_compact_schema_syntax_diffs_like_its_json_schema_spelling() {
+    let shorthand = crd_history("openchoreo/componenttype-parameters/7b3f5c772c09__ocSchema-service.yaml");
+    let json_schema =
+        crd_history("openchoreo/componenttype-parameters/7b3f5c772c09__getting-started-service.yaml");
+    let (rows, implied) = contract_rows(&shorthand, &json_schema, "/environmentConfigs");
+    assert_eq!(implied, "MAJOR");
+    let base = "/environmentConfigs";
+    assert_eq!(
+        rows,
+        [
+            (format!("{base}/imagePullPolicy"), "enum-introduced".into(), "MAJOR".into(), "CVN-204".into()),
+            (format!("{base}/replicas"), "bound-tightened".into(), "MAJOR".into(), "CVN-205".into()),
+        ]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&json_schema).unwrap();
+    let equivalent = text.replace("          minimum: 0\n", "").replace(
+        "          enum:\n            - Always\n            - IfNotPresent\n            - Never\n",
+        "",
+    );
+    assert_ne!(equivalent, text, "the fixture still carries the two tightenings");
+    let equivalent_path = dir.path().join("equivalent.yaml");
+    std::fs::write(&equivalent_path, &equivalent).unwrap();
+    let (rows, _) = contract_rows(&shorthand, &equivalent_path, "/environmentConfigs");
+    assert_eq!(rows, [], "one type in two spellings has no schema change");
+    let (rows, _) = contract_rows(&equivalent_path, &shorthand, "/environmentConfigs");
+    assert_eq!(rows, [], "and none the other way");
+
+    let removed =
+        std::fs::read_to_string(&shorthand).unwrap().replace("      replicas: \"integer | default=1\"\n", "");
+    let removed_path = dir.path().join("removed.yaml");
+    std::fs::write(&removed_path, removed).unwrap();
+    let (rows, implied) = contract_rows(&shorthand, &removed_path, "/environmentConfigs");
+    assert_eq!(implied, "MAJOR");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].1.as_str(), rows[0].2.as_str()), ("property-removed", "MAJOR"), "{rows:?}");
+    assert_eq!(rows[0].0, "/environmentConfigs/replicas", "{rows:?}");
+
+    // A field added without a default is required: MAJOR. With a default: MINOR.
+    for (leaf, bump) in [("\"string\"", "MAJOR"), ("\"string | default=x\"", "MINOR")] {
+        let added = std::fs::read_to_string(&shorthand).unwrap().replace(
+            "      replicas: \"integer | default=1\"\n",
+            &format!("      replicas: \"integer | default=1\"\n      zone: {leaf}\n"),
+        );
+        let added_path = dir.path().join("added.yaml");
+        std::fs::write(&added_path, added).unwrap();
+        let (rows, implied) = contract_rows(&shorthand, &added_path, "/environmentConfigs");
+        assert_eq!(implied, bump, "{leaf}: {rows:?}");
+        assert!(rows.iter().any(|r| r.0 == "/environmentConfigs/zone"), "{leaf}: {rows:?}");
+    }
+}
+
+/// A schema section in a shape covenant does not read is never "no schema changes": a change
+/// to it is CVN-220 (MAJOR), and `check` names what it could not read.
+#[test]
+fn a_schema_shape_covenant_cannot_read_is_an_unclassified_change() {
+    let shorthand = crd_history("openchoreo/componenttype-parameters/7b3f5c772c09__ocSchema-service.yaml");
+    let text = std::fs::read_to_string(&shorthand).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = dir.path().join("unknown.yaml");
+    std::fs::write(&unknown, text.replace("    ocSchema:\n", "    cueSchema:\n")).unwrap();
+    let misspelled = dir.path().join("misspelled.yaml");
+    std::fs::write(&misspelled, text.replace("\"integer | default=1\"", "\"integr | default=1\"")).unwrap();
+    for broken in [&unknown, &misspelled] {
+        let (rows, implied) = contract_rows(&shorthand, broken, "/environmentConfigs");
+        assert_eq!(implied, "MAJOR", "{}", broken.display());
+        assert_eq!(
+            rows,
+            [("/environmentConfigs".to_string(), "unclassified".into(), "MAJOR".into(), "CVN-220".into())],
+            "{}",
+            broken.display()
+        );
+    }
+    let out = covenant().arg("check").arg(&unknown).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("CVN-109") && report.contains("undeclared member \"cueSchema\""), "{report}");
+    let out = covenant().arg("check").arg(&misspelled).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("spec.environmentConfigs.ocSchema.replicas: unknown type \"integr\""),
+        "{report}"
+    );
+}

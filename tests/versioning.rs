@@ -411,3 +411,46 @@ fn an_uncovered_breaking_change_points_at_the_schema_location_that_changed() {
     assert!(at.contains(&("CVN-212", "/metadata/annotations/openchoreo.dev~1version")), "{at:?}");
     assert!(at.contains(&("CVN-204", "/spec/parameters/openAPIV3Schema/properties/sizeClass")), "{at:?}");
 }
+
+/// A construct whose parameters are written in OpenChoreo's compact syntax (`ocSchema`)
+/// judges its consumers the same as its `openAPIV3Schema` spelling: a missing required
+/// field, a value outside a bound, an enum miss and an undeclared key are each found at the
+/// consumer's pointer, and a consumer that fits passes.
+#[test]
+fn consumers_are_checked_against_a_compact_schema() {
+    let ocschema = json!({
+        "$types": {"Probe": {"$default": {}, "path": "string | default=/healthz", "port": "integer | default=8080 minimum=1"}},
+        "port": "integer | minimum=1 maximum=65535",
+        "tier": "string | enum=small,'extra large' default=small",
+        "probe": "Probe"
+    });
+    let construct = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterComponentType",
+        "metadata": {"name": "compact-v1", "labels": {"openchoreo.dev/name": "compact", "openchoreo.dev/version": "1.0.0"},
+                     "annotations": {"openchoreo.dev/version": "1.0.0"}},
+        "spec": {"workloadType": "deployment", "parameters": {"ocSchema": ocschema}}});
+    let cluster = OfflineCluster::from_objects([construct]);
+    let consumer = |parameters: Value| {
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"owner": {"projectName": "shop"},
+                     "componentType": {"kind": "ClusterComponentType", "name": "deployment/compact", "version": "1"},
+                     "parameters": parameters}})
+    };
+    assert_eq!(
+        judge(&consumer(json!({"port": 8080, "tier": "extra large", "probe": {"port": 9090}})), &cluster),
+        []
+    );
+    let found = judge(&consumer(json!({"tier": "huge", "probe": {"port": 0, "paht": "/"}})), &cluster);
+    let at: Vec<&str> = found.iter().map(|f| f.1.as_str()).collect();
+    for pointer in [
+        "/spec/parameters",
+        "/spec/parameters/tier",
+        "/spec/parameters/probe/port",
+        "/spec/parameters/probe/paht",
+    ] {
+        assert!(at.contains(&pointer), "{pointer} missing from {found:?}");
+    }
+    assert!(found.iter().all(|f| f.0 == "CVN-107" && f.3 == "deny"), "{found:?}");
+    let missing = found.iter().find(|f| f.1 == "/spec/parameters").unwrap();
+    assert!(missing.2.contains("port"), "{missing:?}");
+}

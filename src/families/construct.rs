@@ -25,7 +25,8 @@ use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
 use crate::schema::openapi::{load_keeping_unknown, Dialect};
 use crate::schema::pointer::Location;
-use crate::schema::{CelRule, Schema};
+use crate::schema::shorthand::load_shorthand;
+use crate::schema::{CelRule, LoadProblem, Schema};
 use crate::subject::{Operation, Subject};
 use crate::versioning::Bump;
 
@@ -102,8 +103,8 @@ struct Rendered {
 /// A construct's contract, extracted.
 #[derive(Clone, Debug, Default)]
 pub struct Contract {
-    parameters: Option<Schema>,
-    environment_configs: Option<Schema>,
+    parameters: Section,
+    environment_configs: Section,
     outputs: BTreeSet<String>,
     validations: Vec<CelRule>,
     rendered: BTreeMap<String, Rendered>,
@@ -113,17 +114,107 @@ fn literal(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str).filter(|s| !s.contains("${")).map(str::to_string)
 }
 
-fn schema_section(doc: &Value, section: &str, problems: &mut Vec<String>) -> Option<Schema> {
-    let raw = doc.pointer(&format!("/spec/{section}/openAPIV3Schema"))?;
-    let at =
-        Location::new(format!("/spec/{section}/openAPIV3Schema"), format!("spec.{section}.openAPIV3Schema"));
-    match load_keeping_unknown(raw, &at, Dialect::JsonSchema) {
-        Ok(s) => Some(s),
-        Err(ps) => {
-            problems.extend(ps.into_iter().map(|p| p.to_string()));
-            None
-        }
+/// The members a schema section may hold: the schema in one of two spellings.
+const SPELLINGS: [&str; 2] = ["openAPIV3Schema", "ocSchema"];
+
+/// How a construct spells one section's schema, found where it is written.
+enum Spelled<'v> {
+    /// JSON Schema (`openAPIV3Schema`).
+    JsonSchema(&'v Value, Location),
+    /// The compact syntax: the fields, where its reusable types are, and where it stands.
+    Shorthand(&'v Value, Option<(&'v Value, Location)>, Location),
+}
+
+/// Where and how `spec` spells the schema of `section` (`parameters`, `environmentConfigs`):
+/// `spec.<section>.openAPIV3Schema` (JSON Schema, or the compact syntax when it reads as
+/// one), `spec.<section>.ocSchema`, or the older `spec.schema.{parameters, envOverrides}`
+/// with `spec.schema.types`. None when the section is not declared; a problem when it is
+/// declared in a shape covenant does not know.
+fn spelled<'v>(spec: &'v Value, section: &str) -> Result<Option<Spelled<'v>>, LoadProblem> {
+    let at = Location::new(format!("/spec/{section}"), format!("spec.{section}"));
+    let Some(value) = spec.get(section) else {
+        let legacy = if section == "parameters" { "parameters" } else { "envOverrides" };
+        let Some(fields) = spec.pointer(&format!("/schema/{legacy}")) else { return Ok(None) };
+        let schema = Location::new("/spec/schema", "spec.schema");
+        let types = spec.pointer("/schema/types").map(|t| (t, schema.key("types")));
+        return Ok(Some(Spelled::Shorthand(fields, types, schema.key(legacy))));
+    };
+    let problem = |message: String| LoadProblem { at: at.clone(), message };
+    let Value::Object(members) = value else {
+        return Err(problem(format!(
+            "expected a mapping holding openAPIV3Schema or ocSchema, found {value}"
+        )));
+    };
+    if let Some(other) = members.keys().find(|k| !SPELLINGS.contains(&k.as_str())) {
+        return Err(problem(format!(
+            "undeclared member {other:?}: a schema section holds openAPIV3Schema (JSON Schema) or ocSchema (the compact syntax)"
+        )));
     }
+    match (members.get("openAPIV3Schema"), members.get("ocSchema")) {
+        (Some(_), Some(_)) => {
+            Err(problem("declares both openAPIV3Schema and ocSchema; a section has one schema".into()))
+        }
+        (None, Some(fields)) => {
+            let at = at.key("ocSchema");
+            Ok(Some(Spelled::Shorthand(fields, fields.get("$types").map(|t| (t, at.key("$types"))), at)))
+        }
+        (Some(raw), None) if reads_as_shorthand(raw) => {
+            let at = at.key("openAPIV3Schema");
+            Ok(Some(Spelled::Shorthand(raw, raw.get("$types").map(|t| (t, at.key("$types"))), at)))
+        }
+        (Some(raw), None) => Ok(Some(Spelled::JsonSchema(raw, at.key("openAPIV3Schema")))),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Whether a schema written under `openAPIV3Schema` is the compact syntax (as OpenChoreo's
+/// own samples wrote it for a while): it declares `$types`, or it has none of the keywords a
+/// JSON Schema root of an object has and every member is a leaf or a nested mapping.
+fn reads_as_shorthand(raw: &Value) -> bool {
+    let Value::Object(members) = raw else { return false };
+    if members.contains_key("$types") {
+        return true;
+    }
+    let json_schema = members.get("type").is_some_and(|t| t == "object")
+        || members.get("properties").is_some_and(Value::is_object)
+        || ["$ref", "$defs", "definitions", "allOf", "anyOf", "oneOf"]
+            .iter()
+            .any(|k| members.contains_key(*k));
+    !json_schema && !members.is_empty() && members.values().all(|v| v.is_string() || v.is_object())
+}
+
+/// The schema of `section` in a construct's `spec`, whichever way it is spelled: none when the
+/// section declares none, every problem when covenant cannot read it.
+pub fn section_schema(spec: &Value, section: &str) -> Result<Option<Schema>, Vec<LoadProblem>> {
+    match spelled(spec, section).map_err(|p| vec![p])? {
+        None => Ok(None),
+        Some(Spelled::JsonSchema(raw, at)) => load_keeping_unknown(raw, &at, Dialect::JsonSchema).map(Some),
+        Some(Spelled::Shorthand(fields, types, at)) => load_shorthand(fields, types, &at).map(Some),
+    }
+}
+
+/// A contract's schema section: what was written (to tell a change covenant cannot read
+/// from no change) and what covenant read of it.
+#[derive(Clone, Debug)]
+struct Section {
+    raw: Option<Value>,
+    schema: Result<Option<Schema>, String>,
+}
+
+impl Default for Section {
+    fn default() -> Section {
+        Section { raw: None, schema: Ok(None) }
+    }
+}
+
+fn schema_section(doc: &Value, section: &str, problems: &mut Vec<String>) -> Section {
+    let spec = doc.get("spec").unwrap_or(&Value::Null);
+    let raw = spec.get(section).or_else(|| spec.get("schema")).cloned();
+    let schema = section_schema(spec, section).map_err(|ps| {
+        problems.extend(ps.iter().map(ToString::to_string));
+        ps.first().map(ToString::to_string).unwrap_or_default()
+    });
+    Section { raw, schema }
 }
 
 /// Extract the contract; a schema that cannot be read is a problem named by its path.
@@ -198,6 +289,31 @@ pub fn contract_diff(old: &Contract, new: &Contract) -> Vec<Judged> {
         ("/environmentConfigs", &old.environment_configs, &new.environment_configs),
     ] {
         let empty = Schema::default();
+        let (a, b) = match (&a.schema, &b.schema) {
+            (Ok(a), Ok(b)) => (a, b),
+            // What covenant cannot read is never "no change": a different text is a change
+            // it cannot classify, MAJOR under CVN-220.
+            (a_read, b_read) => {
+                if a.raw != b.raw {
+                    let state = |raw: &Option<Value>, read: &Result<Option<Schema>, String>| {
+                        raw.as_ref().map(|_| match read {
+                            Ok(_) => Value::String("a schema covenant reads".into()),
+                            Err(why) => Value::String(format!("a schema covenant cannot read ({why})")),
+                        })
+                    };
+                    out.push(judged(
+                        section.to_string(),
+                        ChangeKind::Unclassified,
+                        "the schema",
+                        state(&a.raw, a_read),
+                        state(&b.raw, b_read),
+                        Bump::Major,
+                        Some("CVN-220"),
+                    ));
+                }
+                continue;
+            }
+        };
         match (a, b) {
             (None, None) => {}
             (Some(a), Some(b)) => out.extend(judge(diff(a, b, section))),
@@ -630,13 +746,15 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
     let (section, rest) = (parts.next().unwrap_or_default(), parts.next().map(|r| format!("/{r}")));
     match section {
         "parameters" | "environmentConfigs" => {
-            let base = format!("/spec/{section}/openAPIV3Schema");
-            match doc.pointer(&base) {
-                Some(raw) => format!(
-                    "{base}{}",
-                    super::schema_bearing::schema_pointer(raw, rest.as_deref().unwrap_or_default())
-                ),
-                None => format!("/spec/{section}"),
+            let rest = rest.as_deref().unwrap_or_default();
+            match spelled(doc.get("spec").unwrap_or(&Value::Null), section) {
+                Ok(Some(Spelled::JsonSchema(raw, at))) => {
+                    format!("{}{}", at.pointer, super::schema_bearing::schema_pointer(raw, rest))
+                }
+                Ok(Some(Spelled::Shorthand(fields, _, at))) => {
+                    format!("{}{}", at.pointer, crate::schema::shorthand::field_pointer(fields, rest))
+                }
+                _ => format!("/spec/{section}"),
             }
         }
         "outputs" => "/spec/outputs".to_string(),

@@ -23,7 +23,6 @@ use super::construct::{
 };
 use super::{Claim, Context, Family};
 use crate::rules::Action;
-use crate::schema::openapi::{load_keeping_unknown, Dialect};
 use crate::schema::pointer::{escape, Location};
 use crate::schema::validate::{validate, Problem, Required};
 use crate::subject::{Operation, Subject};
@@ -118,19 +117,14 @@ fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value
 /// none when the section declares none, an error naming the first problem when covenant
 /// cannot read it.
 fn schema_of(spec: &Value, section: &str) -> Section {
-    let Some(raw) = spec.get(section).and_then(|s| s.get("openAPIV3Schema")) else {
-        return Ok(None);
-    };
-    let at =
-        Location::new(format!("/spec/{section}/openAPIV3Schema"), format!("spec.{section}.openAPIV3Schema"));
-    match load_keeping_unknown(raw, &at, Dialect::JsonSchema) {
-        Ok(s) => Ok(Some(Arc::new(s))),
+    match super::construct::section_schema(spec, section) {
+        Ok(s) => Ok(s.map(Arc::new)),
         Err(problems) => {
             let more = match problems.len() {
-                1 => String::new(),
+                0 | 1 => String::new(),
                 n => format!(" (and {} more)", n - 1),
             };
-            Err(format!("{}{more}", problems[0]))
+            Err(format!("{}{more}", problems.first().map(ToString::to_string).unwrap_or_default()))
         }
     }
 }

@@ -137,9 +137,17 @@ pub fn compute(
             use crate::families::construct::{contract, contract_diff, declared_version, logical_name};
             let (a, problems_a) = contract(old);
             let (b, problems_b) = contract(new);
-            if let Some(p) = problems_a.iter().chain(&problems_b).next() {
-                return Err(DiffError(format!("a contract schema cannot be read: {p}")));
-            }
+            // What cannot be read is said, and a change to it is an unclassified row.
+            let notes = [("old", &problems_a), ("new", &problems_b)]
+                .into_iter()
+                .flat_map(|(side, ps)| ps.iter().map(move |p| (side, p)))
+                .map(|(side, p)| Note {
+                    rule: "CVN-109",
+                    bump: None,
+                    refused: false,
+                    message: format!("the {side} document's contract schema cannot be read: {p}"),
+                })
+                .collect();
             let rows = contract_diff(&a, &b)
                 .into_iter()
                 .map(|j| Row { version: None, refused: false, judged: j })
@@ -155,7 +163,7 @@ pub fn compute(
                 (Some(a), Some(b)) => format!("{kind} {} {a} → {b}", logical_name(new)),
                 _ => format!("{kind} {}", logical_name(new)),
             };
-            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy: Stability::DeclaredBump })
+            Ok(ContractDiff { title, rows, notes, declared, policy: Stability::DeclaredBump })
         }
         (None, None) if is_package(old) && is_package(new) => {
             use crate::families::launcher::{declared_version, package_contract};
