@@ -193,6 +193,12 @@ pub struct CheckArgs {
     /// matches this glob (`charts/**`, `*.tmpl.yaml`); repeatable.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Skip documents that name none of apiVersion, kind, schema and version (a CI
+    /// workflow, a Helm values file) instead of reporting each as CVN-109; they are counted
+    /// in the summary and listed in JSON output. A document naming only some of them is
+    /// still judged.
+    #[arg(long)]
+    pub skip_unidentified: bool,
     /// Config file; default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -426,8 +432,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let inputs = launcher_inputs(&args)?;
     let engine = Engine::with_inputs(&config, inputs.clone());
     let cluster = load_cluster(args.context.as_ref())?;
-    let mut sources = Vec::new();
-    let mut not_text: Vec<(String, String)> = Vec::new();
+    // Files are read when their turn comes and dropped after, so a run holds one file's text.
+    let mut queued: Vec<Input> = Vec::new();
     let mut walk_notes = Vec::new();
     let exclude = {
         let mut set = globset::GlobSetBuilder::new();
@@ -440,7 +446,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         if path.as_os_str() == "-" {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
-            sources.push(crate::report::Source { name: "-".into(), text });
+            queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
             continue;
         }
         let walked =
@@ -449,33 +455,21 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         if walked.files.is_empty() {
             bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
         }
-        for file in walked.files {
-            let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            match String::from_utf8(bytes) {
-                Ok(text) => sources.push(crate::report::Source { name: file.display().to_string(), text }),
-                // One file that is not text is one finding, never the end of the run.
-                Err(e) => not_text.push((
-                    file.display().to_string(),
-                    format!(
-                        "not valid UTF-8 (at byte {}); covenant reads UTF-8 documents",
-                        e.utf8_error().valid_up_to()
-                    ),
-                )),
-            }
-        }
+        queued.extend(walked.files.into_iter().map(Input::File));
     }
     if args.fix {
         let mut fixing = config.clone();
         fixing.rules = fixing.rules.with_mutation();
-        let fixer = Engine::with_inputs(&fixing, inputs);
+        let fixer = Engine::with_inputs(&fixing, inputs.clone());
         let mut fixed = 0;
-        for source in sources.iter_mut().filter(|s| s.name != "-") {
-            if let Some(text) =
-                crate::report::fix::fix_text(&source.name, &source.text, &fixer, cluster.as_ref())?
-            {
-                std::fs::write(&source.name, &text)
-                    .with_context(|| format!("cannot write {}", source.name))?;
-                source.text = text;
+        for file in queued.iter().filter_map(|i| match i {
+            Input::File(f) => Some(f),
+            Input::Read(_) => None,
+        }) {
+            let Ok(text) = std::fs::read_to_string(file) else { continue };
+            let name = file.display().to_string();
+            if let Some(text) = crate::report::fix::fix_text(&name, &text, &fixer, cluster.as_ref())? {
+                std::fs::write(file, &text).with_context(|| format!("cannot write {name}"))?;
                 fixed += 1;
             }
         }
@@ -488,7 +482,31 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut report = crate::report::check_with_base(&engine, cluster.as_ref(), &sources, base.as_ref());
+    let mut not_text: Vec<(String, String)> = Vec::new();
+    let sources = queued.into_iter().filter_map(|input| match input {
+        Input::Read(source) => Some(source),
+        Input::File(file) => {
+            let name = file.display().to_string();
+            match std::fs::read(&file).map(String::from_utf8) {
+                Ok(Ok(text)) => Some(crate::report::Source { name, text }),
+                // One file that cannot be read is one finding, never the end of the run.
+                Ok(Err(e)) => {
+                    let at = e.utf8_error().valid_up_to();
+                    not_text.push((
+                        name,
+                        format!("not valid UTF-8 (at byte {at}); covenant reads UTF-8 documents"),
+                    ));
+                    None
+                }
+                Err(e) => {
+                    not_text.push((name, format!("cannot be read: {e}")));
+                    None
+                }
+            }
+        }
+    });
+    let mut report =
+        crate::report::check_each(&engine, cluster.as_ref(), sources, base.as_ref(), args.skip_unidentified);
     report.notes.extend(walk_notes);
     for (name, reason) in &not_text {
         crate::report::unreadable_file(&mut report, &engine, name, reason);
@@ -514,6 +532,13 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// One input of `check`: text already read (stdin), or a file read when its turn comes.
+#[derive(Clone)]
+enum Input {
+    Read(crate::report::Source),
+    File(PathBuf),
 }
 
 /// The previous versions for `check --base`: a directory's documents, or every document file

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::rules::{lookup, Action, Finding};
-use crate::source::{parse_stream, Position};
+use crate::source::{each_document, parse_stream, Position};
 use crate::subject::Subject;
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
@@ -79,6 +79,9 @@ pub struct Report {
     pub checked: Vec<(String, usize, Option<String>, Option<String>)>,
     /// What the run says besides findings (an exemption that expired), `file: text`.
     pub notes: Vec<String>,
+    /// Documents left unjudged because they do not identify themselves (file, index), with
+    /// `--skip-unidentified`.
+    pub skipped: Vec<(String, usize)>,
 }
 
 impl Report {
@@ -112,8 +115,12 @@ impl Report {
                 n => format!("{documents} {word} ({n} findings)"),
             }
         };
+        let skipped = match self.skipped.len() {
+            0 => String::new(),
+            n => format!("; {n} skipped as not Kubernetes-style (--skip-unidentified)"),
+        };
         format!(
-            "{} document(s) checked: {}, {}, {}",
+            "{} document(s) checked: {}, {}, {}{skipped}",
             self.documents,
             part(Action::Deny, "denied"),
             part(Action::Warn, "warned"),
@@ -304,12 +311,37 @@ pub fn check_with_base(
     sources: &[Source],
     base: Option<&Base>,
 ) -> Report {
+    check_each(engine, cluster, sources.iter().cloned(), base, false)
+}
+
+/// Whether a document names what it is, Kubernetes-style (`apiVersion`, `kind`) or as a
+/// launcher document (`schema`, `version`): one that names none of them (a CI workflow, a
+/// Helm values file) is another tool's.
+pub fn identifies_itself(doc: &serde_json::Value) -> bool {
+    doc.as_object()
+        .is_some_and(|m| ["apiVersion", "kind", "schema", "version"].iter().any(|k| m.contains_key(*k)))
+}
+
+/// `check_with_base` over sources read one at a time, each document judged as it is parsed
+/// and then dropped: memory follows the largest source and document, not the whole input.
+/// With `skip_unidentified`, a document that does not identify itself is listed as skipped
+/// instead of judged.
+pub fn check_each(
+    engine: &Engine,
+    cluster: &dyn ClusterView,
+    sources: impl IntoIterator<Item = Source>,
+    base: Option<&Base>,
+    skip_unidentified: bool,
+) -> Report {
     let mut report = Report::default();
     let mut seen = std::collections::HashSet::new();
     for source in sources {
-        let (docs, syntax) = parse_stream(&source.text);
-        report.documents += docs.len();
-        for doc in docs {
+        let syntax = each_document(&source.text, |doc| {
+            if skip_unidentified && !identifies_itself(&doc.value) {
+                report.skipped.push((source.name.clone(), doc.index));
+                return;
+            }
+            report.documents += 1;
             seen.extend(identity(&doc.value));
             let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
@@ -331,11 +363,12 @@ pub fn check_with_base(
                     report.entries.push(entry(f, d.again));
                 }
             }
-            let positions = doc.positions.clone();
-            let mut subject = Subject::from_document(doc.value.clone());
+            let previous = base.and_then(|b| b.previous(&doc.value));
+            let positions = doc.positions;
+            let mut subject = Subject::from_document(doc.value);
             // The face reads the clock, so exemptions can expire; the engine never does.
             subject.received_at = Some(std::time::SystemTime::now());
-            if let Some(previous) = base.and_then(|b| b.previous(&doc.value)) {
+            if let Some(previous) = previous {
                 subject.operation = crate::subject::Operation::Update;
                 subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
             }
@@ -354,7 +387,7 @@ pub fn check_with_base(
             }
             // A document's findings read top to bottom, as the file does.
             report.entries[first..].sort_by_key(|e| e.at);
-        }
+        });
         if let Some(e) = syntax {
             let reason = format!("not valid YAML: {}", e.reason);
             if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {

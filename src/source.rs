@@ -95,9 +95,18 @@ pub struct SyntaxError {
 
 /// Parse a YAML stream (JSON is YAML) into its documents.
 pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
+    let mut documents = Vec::new();
+    let error = each_document(text, |d| documents.push(d));
+    (documents, error)
+}
+
+/// Parse a YAML stream document by document, handing each to `sink` as soon as it is read,
+/// so a long stream is held one document at a time. The error, if the text stops being YAML,
+/// comes after every document before it.
+pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option<SyntaxError> {
     // A UTF-8 byte-order mark is read like the same file without it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut builder = Builder::default();
+    let mut builder = Builder::new(&mut sink);
     let mut parser = Parser::new_from_str(text);
     let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
         reason: match e.info() {
@@ -108,10 +117,9 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
             other => other.to_string(),
         },
         at: Position::of(*e.marker()),
-        documents_before: builder.documents.len(),
+        documents_before: builder.documents,
     });
-    let error = error.or(builder.error.take());
-    (builder.documents, error)
+    error.or(builder.error.take())
 }
 
 // === impl Builder ===
@@ -139,9 +147,11 @@ enum Frame {
     },
 }
 
-#[derive(Default)]
-struct Builder {
-    documents: Vec<SourceDocument>,
+struct Builder<'s> {
+    /// Where each finished document goes.
+    sink: &'s mut dyn FnMut(SourceDocument),
+    /// How many documents have been handed on.
+    documents: usize,
     stack: Vec<Frame>,
     /// Pointer tokens of the node being built, parallel to `stack`.
     path: Vec<String>,
@@ -158,7 +168,24 @@ struct Builder {
     error: Option<SyntaxError>,
 }
 
-impl Builder {
+impl<'s> Builder<'s> {
+    fn new(sink: &'s mut dyn FnMut(SourceDocument)) -> Builder<'s> {
+        Builder {
+            sink,
+            documents: 0,
+            stack: Vec::new(),
+            path: Vec::new(),
+            anchors: HashMap::new(),
+            nodes: 0,
+            halted: false,
+            positions: Positions::default(),
+            duplicates: Vec::new(),
+            in_document: false,
+            root: None,
+            error: None,
+        }
+    }
+
     fn pointer(&self) -> String {
         let mut p = String::new();
         for t in &self.path {
@@ -279,7 +306,7 @@ impl Builder {
             self.error = Some(SyntaxError {
                 reason: reason.to_string(),
                 at: Position::of(mark),
-                documents_before: self.documents.len(),
+                documents_before: self.documents,
             });
         }
     }
@@ -317,7 +344,7 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
     }
 }
 
-impl MarkedEventReceiver for Builder {
+impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         if self.halted {
             return;
@@ -337,12 +364,15 @@ impl MarkedEventReceiver for Builder {
                 match root {
                     // An empty document (a stray `---`) is not a document.
                     None | Some(Value::Null) if duplicates.is_empty() => {}
-                    root => self.documents.push(SourceDocument {
-                        index: self.documents.len(),
-                        value: root.unwrap_or(Value::Null),
-                        positions,
-                        duplicates,
-                    }),
+                    root => {
+                        (self.sink)(SourceDocument {
+                            index: self.documents,
+                            value: root.unwrap_or(Value::Null),
+                            positions,
+                            duplicates,
+                        });
+                        self.documents += 1;
+                    }
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {

@@ -404,3 +404,53 @@ fn config_problems_are_reported_together_in_the_configs_terms() {
     assert!(err.contains("did you mean \"maxReviewsInFlight\"?"), "{err}");
     assert!(!err.contains("usize"), "{err}");
 }
+
+/// Other tools' YAML in a checked tree: without the switch each document that names nothing
+/// is CVN-109; with `--skip-unidentified` they are counted and listed as skipped, while a
+/// document that names only `kind` is still judged, and the run still fails on it.
+#[test]
+fn documents_of_other_tools_are_skipped_by_a_switch_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write("workflow.yaml", "name: CI\non:\n  push: {}\njobs:\n  test:\n    runs-on: ubuntu-latest\n");
+    write("values.yaml", "replicaCount: 2\nimage:\n  tag: \"1.2\"\n---\n- a list\n");
+    write("half.yaml", "kind: ConfigMap\nmetadata:\n  name: half\n");
+    write("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n");
+    let run = |skip: bool, output: &str| {
+        let mut cmd = covenant();
+        cmd.arg("check").arg(dir.path()).args(["--output", output]);
+        if skip {
+            cmd.arg("--skip-unidentified");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(false, "text");
+    assert_eq!(text.matches("error[CVN-109]").count(), 4, "{text}");
+    assert!(text.contains("5 document(s) checked: 4 denied (4 findings)"), "{text}");
+
+    let text = run(true, "text");
+    assert_eq!(text.matches("error[CVN-109]").count(), 1, "{text}");
+    assert!(text.contains("half.yaml:1:1: error[CVN-109]"), "{text}");
+    assert!(
+        text.contains("2 document(s) checked: 1 denied (1 finding), 0 warned, 0 audited; 3 skipped as not Kubernetes-style (--skip-unidentified)"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_str(&run(true, "json")).unwrap();
+    assert_eq!(json["summary"]["skipped"], 3);
+    assert_eq!(json["summary"]["documents"], 2);
+    let skipped: Vec<(String, u64)> = json["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let file = s["file"].as_str().unwrap();
+            (file.rsplit('/').next().unwrap().to_string(), s["document"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        [("values.yaml".to_string(), 0), ("values.yaml".to_string(), 1), ("workflow.yaml".to_string(), 0)]
+    );
+}

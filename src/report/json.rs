@@ -36,11 +36,13 @@ pub fn render(report: &Report) -> Value {
     json!({
         "findings": findings,
         "notes": report.notes,
+        "skipped": report.skipped.iter().map(|(file, document)| json!({"file": file, "document": document})).collect::<Vec<_>>(),
         "summary": {
             "documents": report.documents,
             "denied": report.count(Action::Deny),
             "warned": report.count(Action::Warn),
             "audited": report.count(Action::Audit),
+            "skipped": report.skipped.len(),
         }
     })
 }

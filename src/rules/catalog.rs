@@ -581,7 +581,11 @@ through.
 
 ## How to fix
 
-Fix the syntax, or add the identifying members.
+Fix the syntax, or add the identifying members. In `covenant check`, a file that belongs to
+another tool (a CI workflow, a Helm values file) is left out with `--exclude GLOB`, or every
+document that names none of `apiVersion`, `kind`, `schema` and `version` is skipped with
+`--skip-unidentified` (counted in the summary, listed in JSON output; a document naming
+only some of them is still judged).
 ";
 
 const DOC_201: &str = "\
