@@ -130,7 +130,10 @@ fn junit_fails_every_unparsed_document_and_quotes_stay_safe() {
     .unwrap();
     let out = run(&["--output", "junit"], &[&stream], 1);
     assert!(out.contains(r#"tests="3" failures="1""#), "{out}");
-    assert!(out.contains("(document 3)") && out.contains(r#"<failure type="CVN-109""#), "{out}");
+    // Numbered as JSON's and SARIF's `document`: from 0 within the file.
+    assert!(out.contains("(document 2)") && out.contains(r#"<failure type="CVN-109""#), "{out}");
+    let json: Value = serde_json::from_str(&run(&["--output", "json"], &[&stream], 1)).unwrap();
+    assert_eq!(json["findings"][0]["document"], 2, "{json}");
 
     // An undeclared key spelled with an escape sequence and a NUL.
     let hostile = dir.path().join("hostile.json");

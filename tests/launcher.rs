@@ -737,3 +737,48 @@ fn check_prints_file_line_and_column_for_launcher_findings() {
     let err = String::from_utf8(out).unwrap();
     assert!(err.contains("expected a launcher.gokure.dev/v1alpha1 ClusterProfile document"), "{err}");
 }
+
+/// Each help says the fix that applies: a trait type listed as a component is moved under
+/// `traits:`, a component type listed as a trait is listed as a component, and an
+/// unregistered trait points at `--capability-def`, which then clears it.
+#[test]
+fn helps_say_the_fix_that_applies() {
+    let dir = launcher_dir().join("examples/custom-capability");
+    let app = std::fs::read_to_string(dir.join("app.yaml")).unwrap();
+    let helps = |text: String, capability_defs: bool| {
+        let temp = tempfile::tempdir().unwrap();
+        let file = temp.path().join("app.yaml");
+        std::fs::write(&file, text).unwrap();
+        let mut cmd = assert_cmd::Command::cargo_bin("covenant").unwrap();
+        cmd.arg("check").arg(&file).args(["--output", "json"]);
+        if capability_defs {
+            cmd.arg("--capability-def").arg(dir.join("definitions"));
+        }
+        let out: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+        out["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap().to_string(), f["help"].as_str().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let found = helps(app.clone(), false);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "CVN-105");
+    assert!(found[0].1.contains("--capability-def"), "{found:?}");
+    assert_eq!(helps(app.clone(), true), []);
+
+    let trait_as_component = app.replacen("    type: webservice", "    type: expose", 1);
+    let found = helps(trait_as_component, true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "CVN-301");
+    assert!(found[0].1.contains("\"expose\" is a trait type: move it under `traits:`"), "{found:?}");
+
+    let component_as_trait = app.replacen("    - type: expose", "    - type: webservice", 1);
+    let found = helps(component_as_trait, true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].1.contains("\"webservice\" is a component type: list it under spec.components"),
+        "{found:?}"
+    );
+}

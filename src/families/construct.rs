@@ -586,6 +586,7 @@ fn scheme(
                 vec![
                     ("version", declared.to_string()),
                     ("reason", format!("a 0.x version says the contract may change without notice; constructs start at 1.0.0, and a genuinely experimental one says so in {DESCRIPTION}")),
+                    (crate::rules::finding::FIX, format!("publish it as 1.0.0, or, if it is experimental, say \"experimental\" in the {DESCRIPTION} annotation")),
                 ],
             );
         }

@@ -414,6 +414,7 @@ impl Launcher {
                     ),
                     ("other_category", first.category.as_str().to_string()),
                     ("other_owner", others.join(", ")),
+                    (crate::rules::finding::FIX, misplaced(ty, first.category)),
                 ],
             );
             return;
@@ -427,15 +428,20 @@ impl Launcher {
             let defined: Vec<&str> = self.inputs.capabilities.keys().map(String::as_str).collect();
             suggestion.push_str(&format!("; CapabilityDefinitions given: {}", defined.join(", ")));
         }
-        cx.report(
-            "CVN-105",
-            pointer,
-            vec![
-                ("category", category.as_str().to_string()),
-                ("type", ty.to_string()),
-                ("suggestion", suggestion),
-            ],
-        );
+        let mut args = vec![
+            ("category", category.as_str().to_string()),
+            ("type", ty.to_string()),
+            ("suggestion", suggestion),
+        ];
+        // A custom trait is declared by a CapabilityDefinition, which `check` reads when told.
+        if category == TypeCategory::Trait {
+            let fix = match self.inputs.capabilities.is_empty() {
+                true => format!("use a registered type name; if \"{ty}\" is a custom trait, give its CapabilityDefinition with `covenant check --capability-def FILE|DIR`"),
+                false => format!("use a registered type name, or add the CapabilityDefinition that declares \"{ty}\" with another --capability-def"),
+            };
+            args.push((crate::rules::finding::FIX, fix));
+        }
+        cx.report("CVN-105", pointer, args);
     }
 
     /// Check one entry's authored properties.
@@ -591,6 +597,19 @@ fn package_evolution(old: &Value, new: &Value, cx: &mut Context<'_>) {
 
 fn type_args(property: String, owner: &str, expected: String, found: String) -> Vec<(&'static str, String)> {
     vec![("property", property), ("owner", owner.to_string()), ("expected", expected), ("found", found)]
+}
+
+/// The fix for a type listed where its category does not belong: move it where it does.
+fn misplaced(ty: &str, owner: TypeCategory) -> String {
+    match owner {
+        TypeCategory::Component => {
+            format!("\"{ty}\" is a component type: list it under spec.components as a component of its own")
+        }
+        TypeCategory::Trait => {
+            format!("\"{ty}\" is a trait type: move it under `traits:` of the component it applies to")
+        }
+        TypeCategory::Policy => format!("\"{ty}\" is a policy type: move it under spec.policies"),
+    }
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ pub fn render_junit(report: &Report) -> String {
             "{} {} (document {})",
             kind.as_deref().unwrap_or("document"),
             name.as_deref().unwrap_or("-"),
-            index + 1
+            index
         );
         cases.push_str(&format!("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file), xml(&title)));
         let denied: Vec<_> = of.iter().filter(|e| e.finding.action == Action::Deny).collect();

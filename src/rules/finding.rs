@@ -30,6 +30,9 @@ pub struct Finding {
     pub ratcheted: bool,
 }
 
+/// The argument that states the fix for one finding, overriding its rule's help.
+pub const FIX: &str = "fix";
+
 impl Finding {
     /// Build a finding for `rule` at `pointer` with the given arguments.
     pub fn new(
@@ -40,7 +43,12 @@ impl Finding {
     ) -> Self {
         let pointer = pointer.into();
         let message = render(rule.message, &args);
-        let help = (!rule.help.is_empty()).then(|| render(rule.help, &args));
+        // A `fix` argument is the fix that applies to this finding, in place of the rule's
+        // general help (a trait listed as a component is moved, not renamed).
+        let help = match args.iter().find(|(k, _)| *k == FIX) {
+            Some((_, fix)) => Some(fix.clone()),
+            None => (!rule.help.is_empty()).then(|| render(rule.help, &args)),
+        };
         let fingerprint = fingerprint(rule.id, &pointer, &args);
         Finding { rule, action, pointer, message, help, args, bump: None, fingerprint, ratcheted: false }
     }
@@ -81,7 +89,8 @@ fn fingerprint(id: &str, pointer: &str, args: &[(&'static str, String)]) -> Stri
     hasher.update(id.as_bytes());
     hasher.update([0]);
     hasher.update(pointer.as_bytes());
-    for (name, value) in args {
+    // The fix is wording, like the message: a baseline survives it being improved.
+    for (name, value) in args.iter().filter(|(name, _)| *name != FIX) {
         hasher.update([0]);
         hasher.update(name.as_bytes());
         hasher.update([1]);
