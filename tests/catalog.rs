@@ -92,3 +92,15 @@ fn docs_rules_md_matches_the_catalogue() {
     let committed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(committed, rules_listing(RulesOutput::Md), "docs/rules.md drifted: run `make docs`");
 }
+
+/// `explain` pages cite what a user can read — the README, `docs/`, the seed systems'
+/// public documents by name — never the team's internal documents.
+#[test]
+fn explain_pages_cite_only_what_a_user_can_read() {
+    for r in CATALOG.iter() {
+        let page = r.docs.to_ascii_lowercase();
+        for internal in ["seed", "design.md", "style.md", "anchors.md", "corpus"] {
+            assert!(!page.contains(internal), "{} explain page mentions {internal:?}", r.id);
+        }
+    }
+}

@@ -83,13 +83,13 @@ fn judge_pair(old: Option<&Value>, new: &Value, inline: bool) -> Outcome {
 const REASONS: &[(&str, &str)] = &[
     ("api-lint", "style lint (no bools, floats, maps, SSA list tags, conditions, status), not compatibility: covenant has no such rule"),
     ("cel-cost", "CEL cost budget: covenant does not evaluate CEL or estimate its cost"),
-    ("enum", "an added enum value is MINOR here: a consumer survives a value it does not use (seed 001, sizeClass gaining xsmall breaks nobody)"),
-    ("description", "a description change is PATCH: no contract change (seed 001)"),
+    ("enum", "an added enum value is MINOR here: a consumer survives a value it does not use (the platform's VERSIONING.md, sizeClass gaining xsmall breaks nobody)"),
+    ("description", "a description change is PATCH: no contract change (the platform's VERSIONING.md)"),
     ("nullable", "nullable added is a loosening, MINOR: every value valid before is still valid"),
     ("pattern", "a pattern removed is a loosening, MINOR"),
     ("min-as-required", "the peer counts a length minimum on a new optional field as requiring it; the field is optional, so every document stays valid: MINOR"),
     ("peer-config", "the case runs the peer with a non-default policy that allows this change; covenant's default refuses it"),
-    ("served-shape", "covenant requires served versions without a conversion webhook to share one shape (seed 004); the peer's check here compares each version only with itself"),
+    ("served-shape", "covenant requires served versions without a conversion webhook to share one shape (Airframe API versioning and deprecation); the peer's check here compares each version only with itself"),
     ("one-validator", "the peer test runs one validator; covenant judges every change, and this update also changes a version's own schema"),
 ];
 

@@ -326,7 +326,7 @@ first (a new optional member with a stated default keeps the version; see CVN-10
 
 ## References
 
-Seed 002 (Versioning: every document refuses a member its schema does not declare). Seed 000
+The platform's format-versioning policy (Versioning: every document refuses a member its schema does not declare). The launcher design (launcher.gokure.dev)
 (Parser Strictness, \"Two levels, two mechanisms\").
 ";
 
@@ -378,7 +378,7 @@ handler-owned properties unchecked.
 
 ## References
 
-Seed 000 (\"Two levels, two mechanisms\", the helmchart history).
+The launcher design (launcher.gokure.dev) (\"Two levels, two mechanisms\", the helmchart history).
 ";
 
 const DOC_103: &str = "\
@@ -422,7 +422,7 @@ substituted value.
 
 ## References
 
-Seed 000 (Parser Strictness: integer normalisation, `Types` unions, Enum comparison,
+The launcher design (launcher.gokure.dev) (Parser Strictness: integer normalisation, `Types` unions, Enum comparison,
 placeholders and \"Ordering is load-bearing\").
 ";
 
@@ -467,7 +467,7 @@ binds the trait (`--profile`).
 
 ## References
 
-Seed 000 (\"Required fields are checked at nested levels only\").
+The launcher design (launcher.gokure.dev) (\"Required fields are checked at nested levels only\").
 ";
 
 const DOC_105: &str = "\
@@ -506,7 +506,7 @@ registry, or give the CapabilityDefinition that declares a custom trait.
 
 ## References
 
-Seed 000 (Type-Name Reservation Covenant, the allowlists in pkg/oam/validate.go).
+The launcher design (launcher.gokure.dev) (Type-Name Reservation Covenant, the allowlists in pkg/oam/validate.go).
 ";
 
 const DOC_106: &str = "\
@@ -535,7 +535,7 @@ Rewrite the document for the version the reader speaks, or upgrade the reader.
 
 ## References
 
-Seed 002 (Versioned formats; Schema changes).
+The platform's format-versioning policy (Versioned formats; Schema changes).
 ";
 
 const DOC_108: &str = "\
@@ -610,7 +610,7 @@ Keep the field (mark it deprecated in its description), or ship the removal unde
 
 ## References
 
-Seed 001 (MAJOR: removing a parameter, an environment config or an output). Seed 004 (a removed field is a tightening, even inside v1alpha1).
+The platform's VERSIONING.md (MAJOR: removing a parameter, an environment config or an output). Airframe API versioning and deprecation (a removed field is a tightening, even inside v1alpha1).
 ";
 
 const DOC_202: &str = "\
@@ -635,7 +635,7 @@ Add the field as optional with a default the controller applies, or ship the req
 
 ## References
 
-Seed 001 (making an optional parameter required is MAJOR). Seed 004.
+The platform's VERSIONING.md (making an optional parameter required is MAJOR). Airframe API versioning and deprecation.
 ";
 
 const DOC_203: &str = "\
@@ -660,7 +660,7 @@ Keep the old type. `x-kubernetes-int-or-string` accepts both spellings where a f
 
 ## References
 
-Seed 001 (narrowing a type is MAJOR).
+The platform's VERSIONING.md (narrowing a type is MAJOR).
 ";
 
 const DOC_204: &str = "\
@@ -685,7 +685,7 @@ Keep every value that was accepted; refuse it in the controller with a clear mes
 
 ## References
 
-Seed 001 (the ruby-service 2.0.0 worked example removes `xlarge`).
+The platform's VERSIONING.md (the ruby-service 2.0.0 worked example removes `xlarge`).
 ";
 
 const DOC_205: &str = "\
@@ -710,7 +710,7 @@ Keep the old bound, or check that every live object already satisfies the new on
 
 ## References
 
-Seed 004 (a narrower pattern or length limit is breaking even inside v1alpha1).
+Airframe API versioning and deprecation (a narrower pattern or length limit is breaking even inside v1alpha1).
 ";
 
 const DOC_206: &str = "\
@@ -734,7 +734,7 @@ Check every live object against the rule first (CVN-215 does this for CRDs), or 
 
 ## References
 
-Seed 004 (a new CEL rule is a tightening). Seed 001 (adding a validation that existing manifests fail).
+Airframe API versioning and deprecation (a new CEL rule is a tightening). The platform's VERSIONING.md (adding a validation that existing manifests fail).
 ";
 
 const DOC_207: &str = "\
@@ -759,7 +759,7 @@ Keep the default; a new behaviour gets a new field or a new version.
 
 ## References
 
-Seed 000 (\"there is no just tweaking a default\"). Seed 001.
+The launcher design (launcher.gokure.dev) (\"there is no just tweaking a default\"). The platform's VERSIONING.md.
 ";
 
 const DOC_209: &str = "\
@@ -784,7 +784,7 @@ Keep the field open, or declare every key existing documents use before closing 
 
 ## References
 
-Seed 000 (strictness stops where the schema opens).
+The launcher design (launcher.gokure.dev) (strictness stops where the schema opens).
 ";
 
 const DOC_210: &str = "\
@@ -809,7 +809,7 @@ Deprecate the version first, keep serving it for at least one release, migrate s
 
 ## References
 
-Seed 004 (shipping a new version; stop serving the old one a release later).
+Airframe API versioning and deprecation (shipping a new version; stop serving the old one a release later).
 ";
 
 const DOC_211: &str = "\
@@ -834,7 +834,7 @@ Create a new CRD with the new identity and migrate objects with the delete-old/c
 
 ## References
 
-Seed 004 (a real reshape is a new kind or a new group).
+Airframe API versioning and deprecation (a real reshape is a new kind or a new group).
 ";
 
 const DOC_214: &str = "\
@@ -858,7 +858,7 @@ Ship the breaking change under a new version string (graduate to v2), or make it
 
 ## References
 
-Seed 000 (Document-Format Lifecycle: breaking changes move the version string from the first GA release).
+The launcher design (launcher.gokure.dev) (Document-Format Lifecycle: breaking changes move the version string from the first GA release).
 ";
 
 const DOC_215: &str = "\
@@ -892,7 +892,7 @@ Migrate the listed objects first, then apply the tightened schema.
 
 ## References
 
-Seed 004 (tightening ships only when every live object already satisfies it).
+Airframe API versioning and deprecation (tightening ships only when every live object already satisfies it).
 ";
 
 const DOC_216: &str = "\
@@ -916,7 +916,7 @@ Promote without reshaping: add the new version with the same schema, flip refere
 
 ## References
 
-Seed 004 (Shipping a new version: a rename-free promotion, never a reshape).
+Airframe API versioning and deprecation (Shipping a new version: a rename-free promotion, never a reshape).
 ";
 
 const DOC_217: &str = "\
@@ -940,7 +940,7 @@ Mark the old version deprecated with a warning naming its replacement, release, 
 
 ## References
 
-Seed 004 (steps 3 and 5 of shipping a new version).
+Airframe API versioning and deprecation (steps 3 and 5 of shipping a new version).
 ";
 
 const DOC_219: &str = "\
@@ -964,7 +964,7 @@ Set `spec.defaultCompositionRef` to the kind's composition.
 
 ## References
 
-Seed 004 (Constraints every kind carries).
+Airframe API versioning and deprecation (Constraints every kind carries).
 ";
 
 const DOC_220: &str = "\
@@ -1021,7 +1021,7 @@ Move the version as far as the change implies (`2.0.0` here), or make the change
 
 ## References
 
-Seed 001 (Severity is derived, never declared; MAJOR / MINOR / PATCH).
+The platform's VERSIONING.md (Severity is derived, never declared; MAJOR / MINOR / PATCH).
 ";
 
 const DOC_213: &str = "\
@@ -1033,7 +1033,7 @@ tightens nothing, a MINOR with no addition.
 ## Why it matters
 
 A major is a decision every consumer has to make; publishing one that breaks nothing is a
-lie about the contract and an upgrade finding nobody can act on (seed 001).
+lie about the contract and an upgrade finding nobody can act on (the platform's VERSIONING.md).
 
 ## Example
 
@@ -1049,7 +1049,7 @@ schema cannot show), keep it and accept the warning.
 
 ## References
 
-Seed 001 (regenerating eight constructs at one number would publish eight 2.0.0s that break
+The platform's VERSIONING.md (regenerating eight constructs at one number would publish eight 2.0.0s that break
 nothing).
 ";
 
@@ -1115,7 +1115,7 @@ Rename one of the two; a name that means the same thing in both categories decla
 
 ## References
 
-Seed 000 (Type-Name Reservation Covenant: one flat namespace by convention, now checked).
+The launcher design (launcher.gokure.dev) (Type-Name Reservation Covenant: one flat namespace by convention, now checked).
 ";
 
 const DOC_302: &str = "\
@@ -1141,7 +1141,7 @@ Pick another name (upstream-or-rename), or upstream the dialect's feature: `upst
 
 ## References
 
-Seed 000 (Reservation, Upstream-or-rename, Family reservation).
+The launcher design (launcher.gokure.dev) (Reservation, Upstream-or-rename, Family reservation).
 ";
 
 const DOC_303: &str = "\
@@ -1166,7 +1166,7 @@ Write the bare name for generation 1 and `.v2`, `.v3`, ... for successors; use h
 
 ## References
 
-Seed 000 (Family reservation: the dot is reserved exclusively for the generation marker).
+The launcher design (launcher.gokure.dev) (Family reservation: the dot is reserved exclusively for the generation marker).
 ";
 
 const DOC_304: &str = "\
@@ -1194,7 +1194,7 @@ Rename to the kind's lowercase name, or state why the bare name is taken.
 
 ## References
 
-Seed 000 (Naming rule; the cilium-networkpolicy precedent; fluxcd-kustomization; helmchart reused for the HelmChart CR).
+The launcher design (launcher.gokure.dev) (Naming rule; the cilium-networkpolicy precedent; fluxcd-kustomization; helmchart reused for the HelmChart CR).
 ";
 
 const DOC_305: &str = "\
@@ -1219,7 +1219,7 @@ Rename one side. `expose` (lowerable) lowering into `ingress` (terminal) is the 
 
 ## References
 
-Seed 000 (Axis A: terminal vs lowerable).
+The launcher design (launcher.gokure.dev) (Axis A: terminal vs lowerable).
 ";
 
 const DOC_306: &str = "\
@@ -1244,7 +1244,7 @@ Widen the shadowing schema, or rename the downstream type.
 
 ## References
 
-Seed 000 (Shadowed types stay compatible supersets).
+The launcher design (launcher.gokure.dev) (Shadowed types stay compatible supersets).
 ";
 
 const DOC_107: &str = "\
@@ -1254,7 +1254,7 @@ A consumer's `parameters` (a Component's, each trait instance's, a workflow's, a
 
 ## Why it matters
 
-OpenChoreo accepts a binding field the frozen schema does not declare and ignores it: the seed's otel-instrumentation 2.0.0 removed collectorEndpoint, and a binding setting it rendered nothing and said nothing.
+OpenChoreo accepts a binding field the frozen schema does not declare and ignores it: in the platform's VERSIONING.md, otel-instrumentation 2.0.0 removed collectorEndpoint, and a binding setting it rendered nothing and said nothing.
 
 ## Example
 
@@ -1270,7 +1270,7 @@ Drop the field, or pin the version that declares it.
 
 ## References
 
-Seed 001 (the second worked example: a trait, and what a MAJOR is actually worth).
+The platform's VERSIONING.md (the second worked example: a trait, and what a MAJOR is actually worth).
 ";
 
 const DOC_208: &str = "\
@@ -1294,7 +1294,7 @@ Keep the output, or publish the removal as a new major object.
 
 ## References
 
-Seed 001 (What the number describes: the outputs; the observable shape of what it renders).
+The platform's VERSIONING.md (What the number describes: the outputs; the observable shape of what it renders).
 ";
 
 const DOC_401: &str = "\
@@ -1323,7 +1323,7 @@ Update the stamps with the version, or let the mutating webhook write them (CVN-
 
 ## References
 
-Seed 001 (The rule that makes it usable).
+The platform's VERSIONING.md (The rule that makes it usable).
 ";
 
 const DOC_402: &str = "\
@@ -1349,7 +1349,7 @@ Add both labels (the mutating webhook can: CVN-502).
 
 ## References
 
-Seed 001 (Pinning a version: a construct that annotates and does not label).
+The platform's VERSIONING.md (Pinning a version: a construct that annotates and does not label).
 ";
 
 const DOC_403: &str = "\
@@ -1375,7 +1375,7 @@ Rename the object to the derived name.
 
 ## References
 
-Seed 001 (Object names carry the major, including the first).
+The platform's VERSIONING.md (Object names carry the major, including the first).
 ";
 
 const DOC_404: &str = "\
@@ -1399,7 +1399,7 @@ Move the label deliberately: remove it from one.
 
 ## References
 
-Seed 001 (Which version an unpinned consumer gets).
+The platform's VERSIONING.md (Which version an unpinned consumer gets).
 ";
 
 const DOC_405: &str = "\
@@ -1423,7 +1423,7 @@ Remove one of the objects.
 
 ## References
 
-Seed 001 (Two objects at the same full version is still an error).
+The platform's VERSIONING.md (Two objects at the same full version is still an error).
 ";
 
 const DOC_406: &str = "\
@@ -1448,7 +1448,7 @@ Pin a published version.
 
 ## References
 
-Seed 001 (A pin is a range, and its length is the whole policy; Zero matches is an error).
+The platform's VERSIONING.md (A pin is a range, and its length is the whole policy; Zero matches is an error).
 ";
 
 const DOC_407: &str = "\
@@ -1473,7 +1473,7 @@ Tag images with the commit (`v1-<sha8>`) or pin a digest.
 
 ## References
 
-Seed 001 (Application images are not versioned: every component type refuses :latest).
+The platform's VERSIONING.md (Application images are not versioned: every component type refuses :latest).
 ";
 
 const DOC_408: &str = "\
@@ -1497,7 +1497,7 @@ Publish 1.0.0, or mark the construct experimental.
 
 ## References
 
-Seed 001 (Starting at 1.0.0, not 0.1.0).
+The platform's VERSIONING.md (Starting at 1.0.0, not 0.1.0).
 ";
 
 const DOC_409: &str = "\
@@ -1521,7 +1521,7 @@ Create the new object and leave the old major to its consumers.
 
 ## References
 
-Seed 001 (MINOR AND PATCH DO NOT GET A NEW OBJECT).
+The platform's VERSIONING.md (MINOR AND PATCH DO NOT GET A NEW OBJECT).
 ";
 
 const DOC_410: &str = "\
@@ -1545,7 +1545,7 @@ Move the consumers first.
 
 ## References
 
-Seed 001 (The version is not published, or has been retired).
+The platform's VERSIONING.md (The version is not published, or has been retired).
 ";
 
 const DOC_411: &str = "\
@@ -1569,7 +1569,7 @@ Move the pin to a supported major.
 
 ## References
 
-Seed 001 (Pin the major: the only granularity the support window can mean anything about).
+The platform's VERSIONING.md (Pin the major: the only granularity the support window can mean anything about).
 ";
 
 const DOC_501: &str = "\
@@ -1612,7 +1612,7 @@ same stamps into the files.
 
 ## References
 
-Seed 001 (The rule that makes it usable; Which version a release froze).
+The platform's VERSIONING.md (The rule that makes it usable; Which version a release froze).
 ";
 
 const DOC_502: &str = "\
@@ -1645,5 +1645,5 @@ Nothing to fix: turn the rule on, or run `covenant check --fix` on the files.
 
 ## References
 
-Seed 001 (Pinning a version; a construct that annotates and does not label).
+The platform's VERSIONING.md (Pinning a version; a construct that annotates and does not label).
 ";
