@@ -15,6 +15,7 @@ use crate::cluster::{ClusterView, EmptyCluster, OfflineCluster};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::families::launcher::Inputs;
+use crate::report::Input;
 use crate::rules::{Status, CATALOG};
 use crate::telemetry::LogFormat;
 
@@ -482,35 +483,9 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut not_text: Vec<(String, String)> = Vec::new();
-    let sources = queued.into_iter().filter_map(|input| match input {
-        Input::Read(source) => Some(source),
-        Input::File(file) => {
-            let name = file.display().to_string();
-            match std::fs::read(&file).map(String::from_utf8) {
-                Ok(Ok(text)) => Some(crate::report::Source { name, text }),
-                // One file that cannot be read is one finding, never the end of the run.
-                Ok(Err(e)) => {
-                    let at = e.utf8_error().valid_up_to();
-                    not_text.push((
-                        name,
-                        format!("not valid UTF-8 (at byte {at}); covenant reads UTF-8 documents"),
-                    ));
-                    None
-                }
-                Err(e) => {
-                    not_text.push((name, format!("cannot be read: {e}")));
-                    None
-                }
-            }
-        }
-    });
     let mut report =
-        crate::report::check_each(&engine, cluster.as_ref(), sources, base.as_ref(), args.skip_unidentified);
+        crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
     report.notes.extend(walk_notes);
-    for (name, reason) in &not_text {
-        crate::report::unreadable_file(&mut report, &engine, name, reason);
-    }
     if let Some(path) = &args.write_baseline {
         let baseline = crate::report::render_baseline(&report);
         std::fs::write(path, format!("{baseline:#}\n"))
@@ -532,13 +507,6 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// One input of `check`: text already read (stdin), or a file read when its turn comes.
-#[derive(Clone)]
-enum Input {
-    Read(crate::report::Source),
-    File(PathBuf),
 }
 
 /// The previous versions for `check --base`: a directory's documents, or every document file

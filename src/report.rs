@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::rules::{lookup, Action, Finding};
-use crate::source::{each_document, parse_stream, Position};
+use crate::source::{each_document, each_document_in, parse_stream, Position, SourceDocument};
 use crate::subject::Subject;
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
@@ -311,7 +311,7 @@ pub fn check_with_base(
     sources: &[Source],
     base: Option<&Base>,
 ) -> Report {
-    check_each(engine, cluster, sources.iter().cloned(), base, false)
+    check_each(engine, cluster, sources.iter().cloned().map(Input::Read), base, false)
 }
 
 /// Whether a document names what it is, Kubernetes-style (`apiVersion`, `kind`) or as a
@@ -322,21 +322,54 @@ pub fn identifies_itself(doc: &serde_json::Value) -> bool {
         .is_some_and(|m| ["apiVersion", "kind", "schema", "version"].iter().any(|k| m.contains_key(*k)))
 }
 
-/// `check_with_base` over sources read one at a time, each document judged as it is parsed
-/// and then dropped: memory follows the largest source and document, not the whole input.
+/// One input of `check`: text already read (stdin, a test), or a file, read when its turn
+/// comes and never held whole.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// Text in hand.
+    Read(Source),
+    /// A file to read.
+    File(std::path::PathBuf),
+}
+
+/// Why a file cannot be read as text, found by reading it through once without keeping it:
+/// a file that turns out not to be UTF-8 halfway is one finding, never a truncated document
+/// judged as if it were whole.
+fn unreadable(path: &std::path::Path) -> Option<String> {
+    match std::fs::File::open(path) {
+        Ok(file) => {
+            let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(file));
+            chars.by_ref().for_each(drop);
+            chars.problem().map(str::to_string)
+        }
+        Err(e) => Some(format!("cannot be read: {e}")),
+    }
+}
+
+/// `check_with_base` over inputs read one at a time, each document judged as it is parsed
+/// and then dropped: memory follows the largest document, not the whole input.
 /// With `skip_unidentified`, a document that does not identify itself is listed as skipped
 /// instead of judged.
 pub fn check_each(
     engine: &Engine,
     cluster: &dyn ClusterView,
-    sources: impl IntoIterator<Item = Source>,
+    inputs: impl IntoIterator<Item = Input>,
     base: Option<&Base>,
     skip_unidentified: bool,
 ) -> Report {
     let mut report = Report::default();
     let mut seen = std::collections::HashSet::new();
-    for source in sources {
-        let syntax = each_document(&source.text, |doc| {
+    for input in inputs {
+        let (name, text, path) = match input {
+            Input::Read(source) => (source.name, Some(source.text), None),
+            Input::File(path) => (path.display().to_string(), None, Some(path)),
+        };
+        if let Some(reason) = path.as_deref().and_then(unreadable) {
+            unreadable_file(&mut report, engine, &name, &reason);
+            continue;
+        }
+        let source = Source { name, text: String::new() };
+        let judge = |doc: SourceDocument| {
             if skip_unidentified && !identifies_itself(&doc.value) {
                 report.skipped.push((source.name.clone(), doc.index));
                 return;
@@ -387,7 +420,25 @@ pub fn check_each(
             }
             // A document's findings read top to bottom, as the file does.
             report.entries[first..].sort_by_key(|e| e.at);
-        });
+        };
+        let syntax = match (text, path) {
+            (Some(text), _) => each_document(&text, judge),
+            (None, Some(path)) => match std::fs::File::open(&path) {
+                Ok(file) => {
+                    let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(file));
+                    let syntax = each_document_in(&mut chars, judge);
+                    if let Some(reason) = chars.problem() {
+                        unreadable_file(&mut report, engine, &source.name, reason);
+                    }
+                    syntax
+                }
+                Err(e) => {
+                    unreadable_file(&mut report, engine, &source.name, &format!("cannot be read: {e}"));
+                    None
+                }
+            },
+            (None, None) => None,
+        };
         if let Some(e) = syntax {
             let reason = format!("not valid YAML: {}", e.reason);
             if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {

@@ -103,11 +103,20 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
 /// Parse a YAML stream document by document, handing each to `sink` as soon as it is read,
 /// so a long stream is held one document at a time. The error, if the text stops being YAML,
 /// comes after every document before it.
-pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option<SyntaxError> {
+pub fn each_document(text: &str, sink: impl FnMut(SourceDocument)) -> Option<SyntaxError> {
+    each_document_in(text.chars(), sink)
+}
+
+/// `each_document` over characters as they are read (a file, never held whole).
+pub fn each_document_in(
+    chars: impl Iterator<Item = char>,
+    mut sink: impl FnMut(SourceDocument),
+) -> Option<SyntaxError> {
     // A UTF-8 byte-order mark is read like the same file without it.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut chars = chars.peekable();
+    chars.next_if_eq(&'\u{feff}');
     let mut builder = Builder::new(&mut sink);
-    let mut parser = Parser::new_from_str(text);
+    let mut parser = Parser::new(chars);
     let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
         reason: match e.info() {
             // The reader counts flow nesting in a byte.
@@ -120,6 +129,102 @@ pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option
         documents_before: builder.documents,
     });
     error.or(builder.error.take())
+}
+
+/// The characters of UTF-8 text read in chunks: what `each_document_in` reads a file with.
+/// Invalid UTF-8 or a read error ends the characters; `problem` then says what happened.
+pub struct ReadChars<R> {
+    reader: R,
+    text: String,
+    at: usize,
+    /// Bytes of a character split across two reads.
+    carry: Vec<u8>,
+    /// Bytes consumed before `text`.
+    offset: usize,
+    done: bool,
+    problem: Option<String>,
+}
+
+impl<R: std::io::Read> ReadChars<R> {
+    /// Read `reader` as UTF-8.
+    pub fn new(reader: R) -> ReadChars<R> {
+        ReadChars {
+            reader,
+            text: String::new(),
+            at: 0,
+            carry: Vec::new(),
+            offset: 0,
+            done: false,
+            problem: None,
+        }
+    }
+
+    /// Why the characters ended early, if they did.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    fn fill(&mut self) {
+        const CHUNK: usize = 64 * 1024;
+        let mut bytes = std::mem::take(&mut self.carry);
+        let start = bytes.len();
+        bytes.resize(start + CHUNK, 0);
+        let n = loop {
+            match self.reader.read(&mut bytes[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.problem = Some(format!("cannot be read: {e}"));
+                    self.done = true;
+                    return;
+                }
+            }
+        };
+        bytes.truncate(start + n);
+        self.offset += self.text.len();
+        self.at = 0;
+        match String::from_utf8(bytes) {
+            Ok(text) => self.text = text,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                // A character cut by the read is finished by the next one; anything else (or
+                // a cut at the end) is not UTF-8.
+                let cut = e.utf8_error().error_len().is_none() && n > 0;
+                let mut bytes = e.into_bytes();
+                let rest = bytes.split_off(valid);
+                if cut {
+                    self.carry = rest;
+                } else {
+                    self.problem = Some(format!(
+                        "not valid UTF-8 (at byte {}); covenant reads UTF-8 documents",
+                        self.offset + valid
+                    ));
+                    self.done = true;
+                }
+                self.text = String::from_utf8(bytes).unwrap_or_default();
+            }
+        }
+        if n == 0 && self.carry.is_empty() {
+            self.done = true;
+        }
+    }
+}
+
+impl<R: std::io::Read> Iterator for ReadChars<R> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        loop {
+            if let Some(c) = self.text[self.at..].chars().next() {
+                self.at += c.len_utf8();
+                return Some(c);
+            }
+            if self.done {
+                return None;
+            }
+            self.fill();
+        }
+    }
 }
 
 // === impl Builder ===
@@ -437,6 +542,39 @@ impl MarkedEventReceiver for Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that hands out one byte per read: every multi-byte character is cut.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.split_first() {
+                Some((b, rest)) if !buf.is_empty() => {
+                    buf[0] = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn characters_cut_by_reads_are_joined_and_bad_bytes_are_named() {
+        let text = "\u{feff}name: \"zoë ☃ 𝄞\"\n---\nb: 2\n";
+        let mut chars = ReadChars::new(Trickle(text.as_bytes()));
+        let mut docs = Vec::new();
+        assert_eq!(each_document_in(&mut chars, |d| docs.push(d.value)), None);
+        assert_eq!(chars.problem(), None);
+        assert_eq!(docs, [serde_json::json!({"name": "zoë ☃ 𝄞"}), serde_json::json!({"b": 2})]);
+
+        for (bytes, at) in [(&b"a: 1\n\xff\n"[..], 5), (&b"a: \xe2\x98"[..], 3)] {
+            let mut chars = ReadChars::new(Trickle(bytes));
+            chars.by_ref().for_each(drop);
+            let problem = chars.problem().unwrap();
+            assert!(problem.contains(&format!("not valid UTF-8 (at byte {at})")), "{problem}");
+        }
+    }
     use serde_json::json;
 
     #[test]
