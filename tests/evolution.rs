@@ -577,3 +577,158 @@ fn a_schema_shape_covenant_cannot_read_is_an_unclassified_change() {
         "{report}"
     );
 }
+
+/// An Airframe-style XRD, enforced, with these versions.
+fn hangar_xrd(versions: Value) -> Value {
+    serde_json::json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "xdatabases.catalog.hangar.io", "labels": {"covenant.dev/evolution": "enforce"}},
+        "spec": {"group": "catalog.hangar.io", "names": {"kind": "XDatabase", "plural": "xdatabases"},
+                 "defaultCompositionRef": {"name": "xdatabases-aws"}, "versions": versions}})
+}
+
+fn hangar_version(
+    name: &str,
+    served: bool,
+    referenceable: bool,
+    deprecated: Option<&str>,
+    fields: &[&str],
+) -> Value {
+    let properties: serde_json::Map<String, Value> =
+        fields.iter().map(|f| (f.to_string(), serde_json::json!({"type": "string"}))).collect();
+    let mut v = serde_json::json!({"name": name, "served": served, "referenceable": referenceable,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": properties}}}}});
+    if let Some(warning) = deprecated {
+        v["deprecated"] = true.into();
+        v["deprecationWarning"] = warning.into();
+    }
+    v
+}
+
+/// The five steps of shipping a new XRD version (Airframe API versioning, "Shipping a new
+/// version"), each admitted in order by the webhook on UPDATE and by `check --base` and
+/// `diff`: add the new version (same shape, served, not referenceable); flip referenceable
+/// and deprecate the old one naming its replacement; stop serving the deprecated one a
+/// release later; remove it. Skipping the deprecation release is refused (CVN-217, said
+/// once), as is a deprecation warning that names no replacement; a CREATE whose served
+/// versions differ in shape is CVN-216.
+#[tokio::test]
+async fn an_xrd_promotion_is_admitted_step_by_step_and_only_skipping_deprecation_is_refused() {
+    let warning = "catalog.hangar.io/v1alpha1 XDatabase is deprecated; use v1beta1";
+    let fields = ["size", "region"];
+    let v = |name, served, referenceable, deprecated| {
+        hangar_version(name, served, referenceable, deprecated, &fields)
+    };
+    let steps = [
+        hangar_xrd(serde_json::json!([v("v1alpha1", true, true, None)])),
+        hangar_xrd(serde_json::json!([v("v1alpha1", true, true, None), v("v1beta1", true, false, None)])),
+        hangar_xrd(serde_json::json!([
+            v("v1alpha1", true, false, Some(warning)),
+            v("v1beta1", true, true, None)
+        ])),
+        hangar_xrd(serde_json::json!([
+            v("v1alpha1", false, false, Some(warning)),
+            v("v1beta1", true, true, None)
+        ])),
+        hangar_xrd(serde_json::json!([v("v1beta1", true, true, None)])),
+    ];
+    let server = common::TestServer::start().await;
+    let review = |old: &Value, new: &Value| {
+        let mut r = common::review(
+            "promo",
+            "apiextensions.crossplane.io",
+            "CompositeResourceDefinition",
+            new.clone(),
+        );
+        r["request"]["operation"] = "UPDATE".into();
+        r["request"]["oldObject"] = old.clone();
+        r["request"]["namespace"] = Value::Null;
+        r
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    for (i, pair) in steps.windows(2).enumerate() {
+        let got: Value = common::post(
+            &server.h2(),
+            &server.url("/api/v0/validate"),
+            review(&pair[0], &pair[1]).to_string(),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(got["response"]["allowed"], true, "step {} → {}: {got}", i, i + 1);
+        let (old, new) = (write("old.json", &pair[0]), write("new.json", &pair[1]));
+        let text = stdout(covenant().arg("check").arg(&new).arg("--base").arg(&old), 0);
+        assert!(text.contains("0 denied"), "step {i}: {text}");
+        let text = stdout(covenant().arg("diff").arg(&old).arg(&new), 0);
+        assert!(text.contains("verdict: ok"), "step {i}: {text}");
+    }
+    let (deprecated, unserved) = (write("deprecated.json", &steps[2]), write("unserved.json", &steps[3]));
+    let text = stdout(covenant().arg("diff").arg(&deprecated).arg(&unserved), 0);
+    assert!(
+        text.contains("version v1alpha1 is no longer served; it was deprecated in the previous release"),
+        "{text}"
+    );
+
+    // Skipping the deprecation release, from either of the first two steps: refused once.
+    let skipped =
+        hangar_xrd(serde_json::json!([v("v1alpha1", false, false, None), v("v1beta1", true, true, None)]));
+    for base in [&steps[1], &steps[2]] {
+        let mut base = base.clone();
+        base["spec"]["versions"][0].as_object_mut().unwrap().remove("deprecated");
+        let got: Value =
+            common::post(&server.h1(), &server.url("/api/v0/validate"), review(&base, &skipped).to_string())
+                .await
+                .json()
+                .await
+                .unwrap();
+        assert_eq!(got["response"]["allowed"], false, "{got}");
+        let message = got["response"]["status"]["message"].as_str().unwrap();
+        assert_eq!(message.matches("CVN-").count(), 1, "{message}");
+        assert!(
+            message.contains("CVN-217") && message.contains("without a release in which it was deprecated"),
+            "{message}"
+        );
+    }
+    // A deprecation that names no replacement.
+    let unnamed = hangar_xrd(serde_json::json!([
+        v("v1alpha1", true, false, Some("going away")),
+        v("v1beta1", true, true, None)
+    ]));
+    let got: Value =
+        common::post(&server.h1(), &server.url("/api/v0/validate"), review(&steps[1], &unnamed).to_string())
+            .await
+            .json()
+            .await
+            .unwrap();
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+    assert!(
+        got["response"]["status"]["message"].as_str().unwrap().contains("names none of the other versions"),
+        "{got}"
+    );
+
+    // CREATE: served versions of different shapes are refused, with or without a base.
+    let reshaped = hangar_xrd(serde_json::json!([
+        hangar_version("v1alpha1", true, false, None, &["size"]),
+        hangar_version("v1beta1", true, true, None, &["size", "tier"])
+    ]));
+    let mut create = review(&Value::Null, &reshaped);
+    create["request"]["operation"] = "CREATE".into();
+    create["request"]["oldObject"] = Value::Null;
+    let got: Value = common::post(&server.h2(), &server.url("/api/v0/validate"), create.to_string())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+    assert!(got["response"]["status"]["message"].as_str().unwrap().contains("CVN-216"), "{got}");
+    let text = stdout(covenant().arg("check").arg(write("reshaped.json", &reshaped)), 1);
+    assert!(text.contains("error[CVN-216]") && text.contains("\"spec.tier\""), "{text}");
+    // The same shape in both is a clean CREATE.
+    let text = stdout(covenant().arg("check").arg(write("same.json", &steps[1])), 0);
+    assert!(text.contains("0 denied, 0 warned"), "{text}");
+}

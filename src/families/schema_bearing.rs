@@ -287,13 +287,11 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         let detail = match nv {
             None if stored.contains(&ov.name) => None, // reported below, with every stored version
             None if ov.served => Some(format!("served version {} was removed", ov.name)),
-            Some(nv) if ov.served && !nv.served => {
-                let why = if flavor == Flavor::Xrd && !ov.deprecated {
-                    " without having been deprecated first"
-                } else {
-                    ""
-                };
-                Some(format!("version {} is no longer served{why}", ov.name))
+            // A version deprecated in the previous release may stop being served: that is
+            // the promotion's last step but one (removal follows). An XRD's version unserved
+            // without that release is CVN-217's, said once there.
+            Some(nv) if ov.served && !nv.served && !ov.deprecated && flavor == Flavor::Crd => {
+                Some(format!("version {} is no longer served", ov.name))
             }
             _ => None,
         };
@@ -597,17 +595,24 @@ impl Family for SchemaBearing {
 }
 
 impl SchemaBearing {
-    /// On CREATE there is nothing to diff; an XRD's version discipline still holds.
+    /// On CREATE there is nothing to diff, but what holds between the versions of one
+    /// document still does: served versions that nothing converts share one shape (CVN-216),
+    /// and an XRD's version discipline (CVN-217, CVN-219). It is judged as an update of the
+    /// same document with no versions, so every served version is new and nothing else moved.
     fn created(&self, subject: &Subject, cx: &mut Context<'_>) {
-        if self.flavor != Flavor::Xrd {
-            return;
-        }
         let Some(Ok(new)) = subject.object.as_ref().map(|o| o.value()) else { return };
         self.advise_unless_enforced(new, None, cx);
-        let mut out = Vec::new();
-        xrd_rules(&Value::Null, new, &[], &versions(new, Flavor::Xrd), &mut out);
-        let subject_text = format!("{} {}", self.flavor.kind(), text(new, "/metadata/name"));
-        for s in out {
+        let mut empty = new.clone();
+        if let Some(spec) = empty.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.insert("versions".into(), Value::Array(Vec::new()));
+        }
+        let evolution = evolve(&empty, new);
+        for (pointer, why) in &evolution.unreadable {
+            let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
+            cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
+        }
+        let subject_text = evolution.subject(None);
+        for s in evolution.structural {
             report_structural(s, &subject_text, cx);
         }
     }

@@ -212,7 +212,7 @@ pub fn compute(
 /// storage version moved, a version taken out of the list (safe only if nothing is stored at
 /// it). A version made unserved or a served one removed is a structural finding already.
 fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
-    let versions = |d: &Value| -> Vec<(String, bool, bool)> {
+    let versions = |d: &Value| -> Vec<(String, bool, bool, bool)> {
         d.pointer("/spec/versions")
             .and_then(Value::as_array)
             .map(|vs| {
@@ -220,26 +220,39 @@ fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
                     .filter_map(|v| {
                         let name = v.get("name")?.as_str()?.to_string();
                         let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-                        Some((name, flag("served"), flag("storage")))
+                        // A CRD's storage version; an XRD's referenceable one.
+                        let storage = flag("storage") || flag("referenceable");
+                        Some((name, flag("served"), storage, flag("deprecated")))
                     })
                     .collect()
             })
             .unwrap_or_default()
     };
     let (before, after) = (versions(old), versions(new));
-    let storage = |vs: &[(String, bool, bool)]| vs.iter().find(|v| v.2).map(|v| v.0.clone());
+    let storage = |vs: &[(String, bool, bool, bool)]| vs.iter().find(|v| v.2).map(|v| v.0.clone());
     let stored: Vec<&str> = old
         .pointer("/status/storedVersions")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut notes = Vec::new();
-    for (name, served, _) in after.iter().filter(|v| !before.iter().any(|b| b.0 == v.0)) {
+    for (name, served, _, _) in after.iter().filter(|v| !before.iter().any(|b| b.0 == v.0)) {
         let how = if *served { "served" } else { "not served" };
         notes.push(Note {
             rule: "version",
             bump: Some(Bump::Minor),
             message: format!("version {name} was added ({how})"),
+            refused: false,
+        });
+    }
+    // Unserving a version the previous release deprecated is the promotion's next step.
+    for (name, ..) in
+        before.iter().filter(|b| b.1 && b.3).filter(|b| after.iter().any(|a| a.0 == b.0 && !a.1))
+    {
+        notes.push(Note {
+            rule: "version",
+            bump: None,
+            message: format!("version {name} is no longer served; it was deprecated in the previous release, so its clients were warned"),
             refused: false,
         });
     }
@@ -255,7 +268,7 @@ fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
             });
         }
     }
-    for (name, _, _) in before.iter().filter(|v| !after.iter().any(|a| a.0 == v.0)) {
+    for (name, ..) in before.iter().filter(|v| !after.iter().any(|a| a.0 == v.0)) {
         // One that storedVersions still lists is a structural finding (CVN-210) already.
         if stored.contains(&name.as_str()) {
             continue;
