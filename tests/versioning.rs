@@ -454,3 +454,143 @@ fn consumers_are_checked_against_a_compact_schema() {
     let missing = found.iter().find(|f| f.1 == "/spec/parameters").unwrap();
     assert!(missing.2.contains("port"), "{missing:?}");
 }
+
+/// An objectstore ResourceType at `version`, rendered by `backend` (the seed's MinIO →
+/// Garage: the backing workload, its entry ids and container change; the Service consumers
+/// call, its port and the outputs do not).
+fn objectstore(version: &str, backend: &str) -> Value {
+    json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterResourceType",
+    "metadata": {"name": "objectstore-v1",
+                 "labels": {"openchoreo.dev/name": "objectstore", "openchoreo.dev/version": version},
+                 "annotations": {"openchoreo.dev/version": version}},
+    "spec": {
+        "parameters": {"openAPIV3Schema": {"type": "object", "properties": {"bucket": {"type": "string", "default": "data"}}}},
+        "outputs": [{"name": "S3_ENDPOINT", "value": "${metadata.name}:9000"}, {"name": "S3_BUCKET", "value": "${parameters.bucket}"}],
+        "resources": [
+            {"id": backend, "template": {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": format!("${{metadata.name}}-{backend}"),
+                             "annotations": {"openchoreo.dev/rendered-from-version": version, "openchoreo.dev/rendered-from-type": "objectstore"}},
+                "spec": {"template": {"spec": {"containers": [{"name": backend, "image": format!("{backend}:1.0"),
+                    "ports": [{"containerPort": if backend == "minio" { 9000 } else { 3900 }}]}]}}}}},
+            {"id": format!("{backend}-service"), "template": {"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "${metadata.name}"},
+                "spec": {"ports": [{"name": "s3", "port": 9000, "targetPort": if backend == "minio" { 9000 } else { 3900 }}]}}}
+        ]
+    }})
+}
+
+/// The rendered shape is compared by what a consumer sees: replacing the implementation
+/// entirely while every output, Service name and port stays is PATCH (entry ids renamed, the
+/// backing workload renamed and re-imaged); a Service name template, a Service port or a
+/// mounted path that moves is MAJOR, however the template spells it; an expression spelled
+/// with other spacing is no change.
+#[test]
+fn the_rendered_contract_is_what_a_consumer_sees_not_internal_identifiers() {
+    let minio = objectstore("1.0.0", "minio");
+    assert_eq!(update(&minio, &objectstore("1.0.1", "garage")), [], "MinIO → Garage is a patch");
+    let found = update(&minio, &objectstore("2.0.0", "garage"));
+    assert!(
+        found.iter().any(|f| f.0 == "CVN-213"),
+        "a major for it is more than the diff implies: {found:?}"
+    );
+
+    let service = |d: &mut Value| -> Value { d["spec"]["resources"][1]["template"].take() };
+    type Edit = fn(&mut Value);
+    let variants: [(&str, Edit); 4] = [
+        ("name template", |t| t["metadata"]["name"] = json!("${metadata.name}-s3")),
+        ("name template as an expression", |t| t["metadata"]["name"] = json!("${metadata.name + '-s3'}")),
+        ("port", |t| t["spec"]["ports"][0]["port"] = json!(9001)),
+        ("port name", |t| t["spec"]["ports"][0]["name"] = json!("api")),
+    ];
+    for (what, edit) in variants {
+        let mut changed = objectstore("1.0.1", "garage");
+        let mut t = service(&mut changed);
+        edit(&mut t);
+        changed["spec"]["resources"][1]["template"] = t;
+        let found = update(&minio, &changed);
+        assert!(
+            found.iter().any(|f| f.0 == "CVN-212" && f.2.contains("MAJOR")),
+            "{what}: a PATCH that moves what consumers see is too small: {found:?}"
+        );
+        assert!(found.iter().any(|f| f.0 == "CVN-208" && f.2.contains("rendered")), "{what}: {found:?}");
+    }
+    // Spacing inside an expression is the same template.
+    let mut spaced = objectstore("1.0.1", "minio");
+    spaced["spec"]["resources"][1]["template"]["metadata"]["name"] = json!("${ metadata.name }");
+    assert_eq!(update(&minio, &spaced), []);
+
+    // A mounted path, in a resource template or in a trait's patch.
+    let mut mounted = objectstore("1.0.0", "minio");
+    mounted["spec"]["resources"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+        ["volumeMounts"] = json!([{"name": "data", "mountPath": "/data"}]);
+    let mut moved = at_version(&mounted, "1.0.1");
+    moved["spec"]["resources"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        [0]["mountPath"] = json!("/var/lib/data");
+    let found = update(&mounted, &moved);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.0 == "CVN-208" && f.2.contains("\"/data\"") && f.2.contains("\"/var/lib/data\"")),
+        "{found:?}"
+    );
+    let volume_trait = |path: &str, version: &str| {
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterTrait",
+            "metadata": {"name": "volume-v1", "labels": {"openchoreo.dev/name": "volume", "openchoreo.dev/version": version},
+                         "annotations": {"openchoreo.dev/version": version}},
+            "spec": {"patches": [{"target": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                "operations": [{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/-",
+                                "value": {"name": "${parameters.volumeName}", "mountPath": path}}]}]}})
+    };
+    let found = update(&volume_trait("/cache", "1.0.0"), &volume_trait("/tmp/cache", "1.0.1"));
+    assert!(found.iter().any(|f| f.0 == "CVN-208" && f.2.contains("mounted path")), "{found:?}");
+    assert_eq!(
+        update(&volume_trait("/cache", "1.0.0"), &volume_trait("/cache", "1.1.0"))
+            .iter()
+            .filter(|f| f.0 != "CVN-213")
+            .count(),
+        0
+    );
+}
+
+/// Every literal stamp in what a construct renders agrees with its version and name:
+/// the object's metadata, a pod template's, a nested template's labels, a trait patch that
+/// writes one. A stamp computed by an expression is not judged.
+#[test]
+fn stamps_anywhere_in_a_rendered_template_agree() {
+    let base = objectstore("1.0.0", "minio");
+    assert_eq!(judge(&base, &OfflineCluster::default()).iter().filter(|f| f.0 == "CVN-401").count(), 0);
+    let at = ["/spec/template/metadata/annotations", "/spec/template/metadata/labels", "/metadata/labels"];
+    for pointer in at {
+        for (key, value) in [
+            ("openchoreo.dev/rendered-from-version", "0.9.0"),
+            ("openchoreo.dev/rendered-from-type", "minio-store"),
+        ] {
+            let with = |v: &str| {
+                let mut doc = base.clone();
+                let mut node = &mut doc["spec"]["resources"][0]["template"];
+                for step in pointer.split('/').skip(1) {
+                    node = node.as_object_mut().unwrap().entry(step).or_insert(json!({}));
+                }
+                node[key] = json!(v);
+                doc
+            };
+            let found = judge(&with(value), &OfflineCluster::default());
+            let stamps: Vec<_> = found.iter().filter(|f| f.0 == "CVN-401").collect();
+            assert_eq!(stamps.len(), 1, "{pointer} {key}: {found:?}");
+            assert!(stamps[0].1.starts_with(&format!("/spec/resources/0/template{pointer}")), "{stamps:?}");
+            // The same written by an expression is the renderer's business.
+            let computed = judge(&with("${metadata.version}"), &OfflineCluster::default());
+            assert_eq!(computed.iter().filter(|f| f.0 == "CVN-401").count(), 0);
+        }
+    }
+    let patched = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterTrait",
+        "metadata": {"name": "tag-v1", "labels": {"openchoreo.dev/name": "tag", "openchoreo.dev/version": "1.0.0"},
+                     "annotations": {"openchoreo.dev/version": "1.0.0"}},
+        "spec": {"patches": [{"target": {"kind": "Deployment"}, "operations": [
+            {"op": "add", "path": "/metadata/annotations/openchoreo.dev~1rendered-from-version", "value": "1.2.0"}]}]}});
+    let found = judge(&patched, &OfflineCluster::default());
+    assert!(
+        found.iter().any(|f| f.0 == "CVN-401" && f.1 == "/spec/patches/0/operations/0/value"),
+        "{found:?}"
+    );
+}

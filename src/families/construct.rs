@@ -91,13 +91,110 @@ pub fn declared_version(doc: &Value) -> Option<&str> {
     annotation(doc, VERSION_KEY).or_else(|| label(doc, VERSION_KEY))
 }
 
-/// What one rendered object shows a consumer.
+/// Kinds a consumer addresses by name: what they are called is part of the contract. Other
+/// rendered objects (workloads, jobs, …) are implementation; their names may change freely.
+const ADDRESSABLE: &[&str] = &[
+    "Service",
+    "Ingress",
+    "HTTPRoute",
+    "GRPCRoute",
+    "TCPRoute",
+    "TLSRoute",
+    "ConfigMap",
+    "Secret",
+    "ExternalSecret",
+    "PersistentVolumeClaim",
+    "ServiceAccount",
+];
+
+/// One thing a rendered object shows a consumer: an addressable object's name, one of its
+/// ports, or a path mounted into a container.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Fact {
+    /// `rendered name`, `rendered port` or `mounted path`.
+    what: &'static str,
+    /// The kind of the object it is shown on.
+    kind: String,
+    /// The name template, the port (`name/port/protocol`) or the path, as normalised text.
+    value: String,
+}
+
+/// One rendered object (a resource template, or a trait's patch): its kind, what it shows a
+/// consumer, and the template itself (a change elsewhere in it is implementation).
 #[derive(Clone, Debug, PartialEq)]
 struct Rendered {
     kind: String,
+    /// The name template, normalised (`${ metadata.name }` reads as `${metadata.name}`).
     name: Option<String>,
-    ports: Option<Value>,
+    facts: Vec<Fact>,
     template: Value,
+}
+
+/// A template string with the spacing inside `${…}` taken out, so one expression spelled
+/// two ways compares equal; a quoted scalar and a plain one are already the same string.
+fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek() == Some(&'{') {
+            depth += 1;
+            out.push(c);
+            out.push(chars.next().unwrap_or('{'));
+            continue;
+        }
+        match c {
+            '{' if depth > 0 => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            c if depth > 0 && c.is_whitespace() => continue,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What a rendered template shows: its own name and ports when its kind is addressable, and
+/// every path it mounts into a container, wherever in it they are written.
+fn facts(kind: &str, template: &Value) -> (Option<String>, Vec<Fact>) {
+    let name = template.pointer("/metadata/name").and_then(Value::as_str).map(normalise);
+    let mut out = Vec::new();
+    if ADDRESSABLE.contains(&kind) {
+        if let Some(n) = &name {
+            out.push(Fact { what: "rendered name", kind: kind.to_string(), value: n.clone() });
+        }
+        for p in template.pointer("/spec/ports").and_then(Value::as_array).into_iter().flatten() {
+            let field = |k: &str| match p.get(k) {
+                Some(Value::String(s)) => normalise(s),
+                Some(v) if !v.is_null() => v.to_string(),
+                _ => String::new(),
+            };
+            let value = format!("{}/{}/{}", field("name"), field("port"), field("protocol"));
+            out.push(Fact { what: "rendered port", kind: kind.to_string(), value });
+        }
+    }
+    let mut mounts = Vec::new();
+    mount_paths(template, &mut mounts);
+    out.extend(mounts.into_iter().map(|value| Fact { what: "mounted path", kind: kind.to_string(), value }));
+    out.sort();
+    out.dedup();
+    (name, out)
+}
+
+/// Every `mountPath` in a value, normalised.
+fn mount_paths(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                match (k.as_str(), x) {
+                    ("mountPath", Value::String(p)) => out.push(normalise(p)),
+                    _ => mount_paths(x, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|x| mount_paths(x, out)),
+        _ => {}
+    }
 }
 
 /// A construct's contract, extracted.
@@ -108,10 +205,6 @@ pub struct Contract {
     outputs: BTreeSet<String>,
     validations: Vec<CelRule>,
     rendered: BTreeMap<String, Rendered>,
-}
-
-fn literal(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).filter(|s| !s.contains("${")).map(str::to_string)
 }
 
 /// The members a schema section may hold: the schema in one of two spellings.
@@ -248,16 +341,17 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("{list}[{i}]"));
-            rendered.insert(
-                id,
-                Rendered {
-                    kind: template.get("kind").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    name: literal(template.pointer("/metadata/name")),
-                    ports: template.pointer("/spec/ports").filter(|p| p.is_array()).cloned(),
-                    template: template.clone(),
-                },
-            );
+            let kind = template.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+            let (name, facts) = facts(&kind, template);
+            rendered.insert(id, Rendered { kind, name, facts, template: template.clone() });
         }
+    }
+    // A trait's patches render into its component's objects: what they mount shows too.
+    for (i, p) in doc.pointer("/spec/patches").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let kind = p.pointer("/target/kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let (_, facts) = facts("", p);
+        let facts = facts.into_iter().map(|f| Fact { kind: kind.clone(), ..f }).collect();
+        rendered.insert(format!("patches[{i}]"), Rendered { kind, name: None, facts, template: p.clone() });
     }
     (Contract { parameters, environment_configs, outputs, validations, rendered }, problems)
 }
@@ -350,67 +444,117 @@ pub fn contract_diff(old: &Contract, new: &Contract) -> Vec<Judged> {
     }
     let rules = |v: &[CelRule]| Schema { validations: v.to_vec(), ..Schema::default() };
     out.extend(judge(diff(&rules(&old.validations), &rules(&new.validations), "/validations")));
-    for (id, a) in &old.rendered {
-        let at = format!("/rendered/{id}");
-        match new.rendered.get(id) {
-            None => out.push(judged(
-                at,
-                ChangeKind::PropertyRemoved,
-                id,
-                Some(Value::String(a.kind.clone())),
-                None,
-                Bump::Major,
-                Some("CVN-208"),
-            )),
-            Some(b) => {
-                let shown = [
-                    (
-                        "rendered kind",
-                        Some(Value::String(a.kind.clone())),
-                        Some(Value::String(b.kind.clone())),
-                    ),
-                    ("rendered name", a.name.clone().map(Value::String), b.name.clone().map(Value::String)),
-                    ("rendered ports", a.ports.clone(), b.ports.clone()),
-                ];
-                let mut contract_moved = false;
-                for (what, x, y) in shown {
-                    if x != y {
-                        contract_moved = true;
-                        out.push(judged(
-                            at.clone(),
-                            ChangeKind::Unclassified,
-                            what,
-                            x,
-                            y,
-                            Bump::Major,
-                            Some("CVN-208"),
-                        ));
-                    }
-                }
-                if !contract_moved && a.template != b.template {
-                    out.push(judged(
-                        at,
-                        ChangeKind::AnnotationChanged,
-                        "template (implementation)",
-                        None,
-                        None,
-                        Bump::Patch,
-                        None,
-                    ));
-                }
+    out.extend(rendered_diff(&old.rendered, &new.rendered));
+    out
+}
+
+/// The rendered shape, compared by what it shows, never by internal identifiers: objects are
+/// paired by id and kind, then by kind and name, then by kind in order, so an entry renamed
+/// from `minio` to `garage` that renders the same kind is the same object. A fact a consumer
+/// sees (an addressable object's name, a port, a mounted path) that is gone is MAJOR
+/// (CVN-208; one that moved within a pair is said as a change), a new one MINOR; an object
+/// rendered in addition is MINOR; everything else is a PATCH implementation row.
+fn rendered_diff(old: &BTreeMap<String, Rendered>, new: &BTreeMap<String, Rendered>) -> Vec<Judged> {
+    let mut out = Vec::new();
+    let mut pairs: Vec<(&String, &String)> = Vec::new();
+    let mut unpaired_new: Vec<&String> = new.keys().collect();
+    let mut unpaired_old: Vec<&String> = Vec::new();
+    type Rule<'r> = &'r dyn Fn(&String, &Rendered, &String, &Rendered) -> bool;
+    /// Pair each of `olds` with the first of `news` the rule accepts; the olds left over.
+    fn pass<'m>(
+        rule: Rule<'_>,
+        (old, new): (&'m BTreeMap<String, Rendered>, &'m BTreeMap<String, Rendered>),
+        olds: Vec<&'m String>,
+        news: &mut Vec<&'m String>,
+        pairs: &mut Vec<(&'m String, &'m String)>,
+    ) -> Vec<&'m String> {
+        let mut left = Vec::new();
+        for o in olds {
+            match news.iter().position(|n| rule(o, &old[o], n, &new[*n])) {
+                Some(i) => pairs.push((o, news.remove(i))),
+                None => left.push(o),
             }
         }
+        left
     }
-    for id in new.rendered.keys().filter(|id| !old.rendered.contains_key(*id)) {
+    let olds: Vec<&String> = old.keys().collect();
+    let maps = (old, new);
+    let olds = pass(&|oi, o, ni, n| oi == ni && o.kind == n.kind, maps, olds, &mut unpaired_new, &mut pairs);
+    let olds =
+        pass(&|_, o, _, n| o.kind == n.kind && o.name == n.name, maps, olds, &mut unpaired_new, &mut pairs);
+    unpaired_old.extend(pass(&|_, o, _, n| o.kind == n.kind, maps, olds, &mut unpaired_new, &mut pairs));
+
+    let at = |id: &str| format!("/rendered/{id}");
+    let owner = |facts: &BTreeMap<String, Rendered>, f: &Fact| {
+        facts.iter().find(|(_, r)| r.facts.contains(f)).map(|(id, _)| id.clone()).unwrap_or_default()
+    };
+    let all = |m: &BTreeMap<String, Rendered>| -> BTreeSet<Fact> {
+        m.values().flat_map(|r| r.facts.clone()).collect()
+    };
+    let (before, after) = (all(old), all(new));
+    // A fact of an object that is gone, or new, as a whole is said once, with the object.
+    let mut added: Vec<&Fact> =
+        after.difference(&before).filter(|a| !unpaired_new.contains(&&owner(new, a))).collect();
+    let mut gone = BTreeSet::new();
+    for f in before.difference(&after) {
+        let from = owner(old, f);
+        if unpaired_old.contains(&&from) {
+            gone.insert(from);
+            continue;
+        }
+        let partner = pairs.iter().find(|(o, _)| **o == from).map(|(_, n)| (*n).clone());
+        let moved = added.iter().position(|a| {
+            a.what == f.what && a.kind == f.kind && partner.as_deref() == Some(owner(new, a).as_str())
+        });
+        let to = moved.map(|i| added.remove(i));
         out.push(judged(
-            format!("/rendered/{id}"),
-            ChangeKind::PropertyAdded,
+            at(&to.map(|a| owner(new, a)).unwrap_or(from)),
+            ChangeKind::Unclassified,
+            &format!("{} of {}", f.what, f.kind),
+            Some(Value::String(f.value.clone())),
+            to.map(|a| Value::String(a.value.clone())),
+            Bump::Major,
+            Some("CVN-208"),
+        ));
+    }
+    for id in &gone {
+        let kind = Value::String(old[id].kind.clone());
+        out.push(judged(
+            at(id),
+            ChangeKind::PropertyRemoved,
             id,
+            Some(kind),
             None,
-            Some(Value::Bool(true)),
+            Bump::Major,
+            Some("CVN-208"),
+        ));
+    }
+    unpaired_old.retain(|id| !gone.contains(*id));
+    for a in added {
+        out.push(judged(
+            at(&owner(new, a)),
+            ChangeKind::Unclassified,
+            &format!("{} of {}", a.what, a.kind),
+            None,
+            Some(Value::String(a.value.clone())),
             Bump::Minor,
             None,
         ));
+    }
+    for id in unpaired_new {
+        let kind = Value::String(new[id].kind.clone());
+        out.push(judged(at(id), ChangeKind::PropertyAdded, id, None, Some(kind), Bump::Minor, None));
+    }
+    let implementation = |id: &str, what: &str| {
+        judged(at(id), ChangeKind::AnnotationChanged, what, None, None, Bump::Patch, None)
+    };
+    for (o, n) in pairs {
+        if old[o].template != new[n].template {
+            out.push(implementation(n, "template (implementation)"));
+        }
+    }
+    for id in unpaired_old {
+        out.push(implementation(id, "template no longer rendered (implementation)"));
     }
     out
 }
@@ -627,34 +771,57 @@ fn scheme(
 
 /// CVN-401: every stamp agrees with the declared version and logical name.
 fn stamps(doc: &Value, version: &semver::Version, logical: &str, cx: &mut Context<'_>) {
-    for list in TEMPLATE_LISTS {
-        for (i, r) in
-            doc.pointer(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten().enumerate()
-        {
-            let Some(annotations) = r.pointer("/template/metadata/annotations").and_then(Value::as_object)
-            else {
-                continue;
-            };
-            for (key, expected) in [(STAMP_VERSION, version.to_string()), (STAMP_TYPE, logical.to_string())] {
-                if let Some(found) = annotations.get(key).and_then(Value::as_str) {
-                    if found != expected {
-                        let pointer = format!(
-                            "/spec/{list}/{i}/template/metadata/annotations/{}",
-                            crate::schema::pointer::escape(key)
-                        );
-                        cx.report(
-                            "CVN-401",
-                            pointer,
-                            vec![
-                                ("stamp", key.to_string()),
-                                ("found", found.to_string()),
-                                ("expected", expected),
-                            ],
-                        );
+    let mut sites = Vec::new();
+    for list in TEMPLATE_LISTS.iter().chain(&["patches"]) {
+        if let Some(rendered) = doc.pointer(&format!("/spec/{list}")) {
+            stamp_sites(rendered, &format!("/spec/{list}"), &mut sites);
+        }
+    }
+    for (pointer, key, found) in sites {
+        let expected = if key == STAMP_VERSION { version.to_string() } else { logical.to_string() };
+        if found != expected {
+            cx.report(
+                "CVN-401",
+                pointer,
+                vec![("stamp", key.to_string()), ("found", found.to_string()), ("expected", expected)],
+            );
+        }
+    }
+}
+
+/// Every literal stamp in what a construct renders, wherever it is written: a member of any
+/// metadata (the object's, a pod template's, any nested template's) or the value of a patch
+/// operation whose path ends at a stamp. A stamp computed by an expression (`${…}`) is the
+/// renderer's to get right and is not judged here.
+fn stamp_sites<'v>(value: &'v Value, pointer: &str, out: &mut Vec<(String, &'static str, &'v str)>) {
+    let stamp = |key: &str| [STAMP_VERSION, STAMP_TYPE].into_iter().find(|s| *s == key);
+    match value {
+        Value::Object(map) => {
+            // A JSON patch operation that writes one stamp.
+            if let (Some(path), Some(Value::String(found))) =
+                (map.get("path").and_then(Value::as_str), map.get("value"))
+            {
+                let last = path.rsplit('/').next().map(crate::schema::pointer::unescape).unwrap_or_default();
+                if let Some(key) = stamp(&last).filter(|_| !found.contains("${")) {
+                    out.push((format!("{pointer}/value"), key, found));
+                }
+            }
+            for (k, v) in map {
+                let here = format!("{pointer}/{}", crate::schema::pointer::escape(k));
+                match (stamp(k), v) {
+                    (Some(key), Value::String(found)) if !found.contains("${") => {
+                        out.push((here, key, found))
                     }
+                    _ => stamp_sites(v, &here, out),
                 }
             }
         }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                stamp_sites(v, &format!("{pointer}/{i}"), out);
+            }
+        }
+        _ => {}
     }
 }
 
