@@ -594,3 +594,65 @@ fn stamps_anywhere_in_a_rendered_template_agree() {
         "{found:?}"
     );
 }
+
+/// A parameter the resolved version lacks is named with the versions that declare it,
+/// truthfully: one only a newer major declares is "declared from 3.0.0 on" with how the pin
+/// resolved, never "2.0.0 removed it"; one an older version declared keeps "removed it".
+#[test]
+fn a_missing_parameter_names_versions_truthfully() {
+    let v2 = ruby_v2();
+    let mut v3 = at_version(&v2, "3.0.0");
+    v3["metadata"]["name"] = json!("ruby-service-v3");
+    v3["metadata"]["labels"].as_object_mut().unwrap().remove("openchoreo.dev/default");
+    v3["spec"]["parameters"]["openAPIV3Schema"]["properties"]["replicas"] =
+        json!({"type": "integer", "default": 1});
+    let v1 = covenant::source::parse_stream(
+        &std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap(),
+    )
+    .0
+    .remove(0)
+    .value;
+    let cluster = OfflineCluster::from_objects([v1, v2, v3]);
+    for (pin, how) in
+        [("2", "the pin \"2\" resolves to 2.0.0"), ("2.0.0", "the pin \"2.0.0\" resolves to 2.0.0")]
+    {
+        let found = judge(&component(Some(pin), json!({"replicas": 2})), &cluster);
+        assert_eq!(found.len(), 1, "{pin}: {found:?}");
+        let message = &found[0].2;
+        assert!(message.contains(&format!("\"replicas\" is declared from 3.0.0 on; {how}")), "{message}");
+        assert!(!message.contains("removed"), "{message}");
+    }
+    // xlarge's field is gone from 2.0.0's enum, not a key: take a key 1.1.0 had that 2.0.0
+    // lacks by giving 1.1.0 one.
+    let mut v1 = covenant::source::parse_stream(
+        &std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml")).unwrap(),
+    )
+    .0
+    .remove(0)
+    .value;
+    v1["spec"]["parameters"]["openAPIV3Schema"]["properties"]["legacyMode"] = json!({"type": "boolean"});
+    let cluster = OfflineCluster::from_objects([v1, ruby_v2()]);
+    let found = judge(&component(Some("2"), json!({"legacyMode": true})), &cluster);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].2.contains("version 1.1.0 declared it, 2.0.0 removed it"), "{}", found[0].2);
+}
+
+/// A ReleaseBinding override for a trait instance its release does not have would be
+/// ignored by the platform: it is refused, naming the instances there are.
+#[test]
+fn an_override_for_a_trait_instance_the_release_lacks_is_refused() {
+    for (instance, hint) in [("otle", "(did you mean \"otel\"?)"), ("metrics", "")] {
+        let binding = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ReleaseBinding",
+            "metadata": {"name": "chess-render-production", "namespace": "chess"},
+            "spec": {"owner": {"projectName": "chess", "componentName": "chess-render"}, "environment": "production",
+                "releaseName": "chess-render-7449b895f4",
+                "traitEnvironmentConfigs": {instance: {"enabled": true}}}});
+        let found = judge(&binding, &published());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (rule, pointer, message, action) = &found[0];
+        assert_eq!((rule.as_str(), action.as_str()), ("CVN-107", "deny"));
+        assert_eq!(pointer, &format!("/spec/traitEnvironmentConfigs/{instance}"));
+        assert!(message.contains(&format!("has no trait instance \"{instance}\"")), "{message}");
+        assert!(message.contains(hint) && message.contains("its trait instances are otel"), "{message}");
+    }
+}

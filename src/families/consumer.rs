@@ -328,6 +328,11 @@ fn pin(
             (schema, _) => schema.ok().flatten(),
         };
         if let (Some(schema), Some(values)) = (schema, values) {
+            let how = match r.pin.as_str() {
+                "" => "the reference floats to the default, ".to_string(),
+                pin => format!("the pin \"{pin}\" resolves to "),
+            };
+            let chosen = resolved.version.clone().map(|v| (v.clone(), format!("{how}{v}")));
             judge_values(
                 &schema,
                 values,
@@ -336,6 +341,7 @@ fn pin(
                 consumer,
                 &what,
                 &candidates,
+                &chosen,
                 "parameters",
                 schemas,
                 cx,
@@ -364,9 +370,14 @@ fn window(r: &Reference, resolved: &Published, list: &[Published], cx: &mut Cont
     cx.report("CVN-411", format!("{}/version", r.pointer), args);
 }
 
+/// How the version judged came to be chosen: the version, and the words that say how (`the
+/// pin "2.0" resolves to 2.0.0`, `the release froze 1.0.0`).
+type Chosen = Option<(semver::Version, String)>;
+
 /// Validate consumer-supplied values against a construct's schema; every problem is a
-/// CVN-107 finding. A key the schema does not declare is named with the published version
-/// that still declared it, when there is one (a field a later major removed).
+/// CVN-107 finding. A key the schema does not declare is named with the published versions
+/// that declare it, truthfully: an older one that a later version removed it from, or a newer
+/// one the consumer's pin does not reach.
 #[allow(clippy::too_many_arguments)]
 fn judge_values(
     schema: &crate::schema::Schema,
@@ -376,6 +387,7 @@ fn judge_values(
     consumer: &str,
     construct: &str,
     candidates: &[(Published, Arc<Value>)],
+    chosen: &Chosen,
     section: &str,
     schemas: &Schemas,
     cx: &mut Context<'_>,
@@ -384,18 +396,31 @@ fn judge_values(
     for v in validate(schema, values, &at, Required::Everywhere).violations {
         let mut reason = v.message();
         if let Problem::Undeclared { key, .. } = &v.problem {
-            let declared_by: Vec<String> = candidates
+            let mut declared_by: Vec<semver::Version> = candidates
                 .iter()
                 .filter(|(_, o)| {
                     schemas.of(o, "/spec", section).is_some_and(|s| s.properties.contains_key(key))
                 })
-                .filter_map(|(p, _)| p.version.as_ref().map(|v| v.to_string()))
+                .filter_map(|(p, _)| p.version.clone())
                 .collect();
-            if !declared_by.is_empty() {
-                reason.push_str(&format!(
-                    "; version {} declared it, {construct} removed it",
-                    declared_by.join(", ")
-                ));
+            declared_by.sort();
+            let list =
+                |vs: &[&semver::Version]| vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+            match chosen {
+                Some((at, how)) => {
+                    let older: Vec<&semver::Version> = declared_by.iter().filter(|v| *v < at).collect();
+                    let newer: Vec<&semver::Version> = declared_by.iter().filter(|v| *v > at).collect();
+                    if let Some(first) = newer.first() {
+                        reason.push_str(&format!("; \"{key}\" is declared from {first} on; {how}"));
+                    } else if !older.is_empty() {
+                        reason.push_str(&format!("; version {} declared it, {at} removed it", list(&older)));
+                    }
+                }
+                None if !declared_by.is_empty() => {
+                    let all: Vec<&semver::Version> = declared_by.iter().collect();
+                    reason.push_str(&format!("; version {} declares it", list(&all)));
+                }
+                None => {}
             }
         }
         let args = vec![
@@ -456,6 +481,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
                     consumer,
                     &what,
                     &[],
+                    &None,
                     "environmentConfigs",
                     schemas,
                     cx,
@@ -477,6 +503,28 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let Some(p) =
             profile.iter().find(|t| t.get("instanceName").and_then(Value::as_str) == Some(instance))
         else {
+            // An override for an instance the release does not have would be ignored: refused,
+            // naming the instances there are.
+            let instances: Vec<&str> =
+                profile.iter().filter_map(|t| t.get("instanceName").and_then(Value::as_str)).collect();
+            let there = match instances.as_slice() {
+                [] => "it has no trait instances".to_string(),
+                names => format!("its trait instances are {}", names.join(", ")),
+            };
+            let near = crate::rules::closest(instance, instances.iter().copied())
+                .first()
+                .map(|n| format!(" (did you mean \"{n}\"?)"))
+                .unwrap_or_default();
+            let args = vec![
+                ("field", format!("traitEnvironmentConfigs.{instance}")),
+                ("consumer", consumer.to_string()),
+                ("construct", release_name.to_string()),
+                (
+                    "reason",
+                    format!("release {release_name} has no trait instance \"{instance}\"{near}; {there}"),
+                ),
+            ];
+            cx.report("CVN-107", format!("/spec/traitEnvironmentConfigs/{}", escape(instance)), args);
             continue;
         };
         let trait_name = p.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -501,6 +549,8 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let others =
             cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget).unwrap_or_default();
         let candidates = published(&others, trait_name);
+        let chosen =
+            semver::Version::parse(version).ok().map(|v| (v.clone(), format!("{release_name} froze {v}")));
         judge_values(
             &schema,
             values,
@@ -509,6 +559,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
             consumer,
             &what,
             &candidates,
+            &chosen,
             "environmentConfigs",
             schemas,
             cx,
