@@ -282,6 +282,14 @@ fn enum_member(a: &Value, b: &Value) -> bool {
             (Some(i), Some(j)) => i == j,
             _ => x.as_f64() == y.as_f64(),
         },
+        // A compound member is compared element by element with the same exact numeric
+        // equality: `[1.0, 2]` is the member `[1, 2]`.
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| enum_member(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, a)| y.get(k).is_some_and(|b| enum_member(a, b)))
+        }
         _ => a == b,
     }
 }
@@ -720,6 +728,27 @@ mod tests {
     fn enum_members_compare_numbers_numerically() {
         assert!(run(json!({"image": "x", "cpuUtilization": 80.0})).violations.is_empty());
         assert_eq!(run(json!({"image": "x", "cpuUtilization": 85})).violations.len(), 1);
+    }
+
+    #[test]
+    fn compound_enum_members_compare_element_by_element() {
+        let members = vec![json!([1, 2]), json!({"a": [3], "b": "x"})];
+        let schema = Schema { enumeration: Some(members), ..Schema::default() };
+        let at = Location::default();
+        for accepted in [json!([1.0, 2]), json!([1, 2.0]), json!({"b": "x", "a": [3.0]})] {
+            let out = validate(&schema, &accepted, &at, Required::Everywhere);
+            assert!(out.violations.is_empty(), "{accepted}: {:?}", out.violations);
+        }
+        for refused in [
+            json!([1.5, 2]),
+            json!([1, 2, 3]),
+            json!([2, 1]),
+            json!({"a": [3], "b": "x", "c": 1}),
+            json!({"a": [3]}),
+        ] {
+            let out = validate(&schema, &refused, &at, Required::Everywhere);
+            assert_eq!(out.violations.len(), 1, "{refused}");
+        }
     }
 
     /// A tiny deterministic generator, so the property test needs no extra crate and
