@@ -302,3 +302,42 @@ async fn the_webhook_checks_dialects_and_capability_definitions() {
         assert_eq!(got["response"]["status"]["details"]["causes"][0]["field"], "/metadata/name", "{got}");
     }
 }
+
+/// A kind-named type is its kind's name in lowercase with nothing inserted: a hyphenated
+/// respelling is CVN-304 naming the expected name, whether or not a type holds the fragment
+/// after the hyphen; a vendor prefix counts only where the kind's API group names the vendor.
+#[test]
+fn a_respelled_kind_name_is_judged_against_the_whole_kind() {
+    let projecting = |name: &str, group: &str, kind: &str| {
+        format!("  - name: {name}\n    category: trait\n    tier: terminal\n    projects: {{group: {group}, version: v1, kind: {kind}}}\n")
+    };
+    for (name, group, kind, expected) in [
+        ("http-route", "gateway.networking.k8s.io", "HTTPRoute", "httproute"),
+        ("virtual-service", "networking.istio.io", "VirtualService", "virtualservice"),
+        ("network-policy", "networking.k8s.io", "NetworkPolicy", "networkpolicy"),
+        ("service-monitor", "monitoring.coreos.com", "ServiceMonitor", "servicemonitor"),
+    ] {
+        // With and without a type named after the fragment (`route`, `service`, …).
+        let fragment = name.split('-').nth(1).unwrap();
+        let taken = format!("  - {{name: {fragment}, category: component, tier: terminal}}\n");
+        for extra in ["", taken.as_str()] {
+            let found =
+                run(&[("next.yaml", &registry(&format!("{}{extra}", projecting(name, group, kind))))]);
+            let naming: Vec<_> = found.iter().filter(|f| f.0 == "CVN-304").collect();
+            assert_eq!(naming.len(), 1, "{name} {extra:?}: {found:?}");
+            assert!(
+                naming[0].3.contains(&format!("with nothing inserted, \"{expected}\"")),
+                "{}",
+                naming[0].3
+            );
+        }
+        let right = run(&[("next.yaml", &registry(&projecting(expected, group, kind)))]);
+        assert!(right.iter().all(|f| f.0 != "CVN-304"), "{expected}: {right:?}");
+    }
+    // A vendor the group names is still a vendor.
+    let cilium = registry(&format!(
+        "{}  - {{name: networkpolicy, category: trait, tier: terminal}}\n",
+        projecting("cilium-networkpolicy", "cilium.io", "CiliumNetworkPolicy")
+    ));
+    assert!(run(&[("next.yaml", &cilium)]).iter().all(|f| f.0 != "CVN-304"));
+}

@@ -135,10 +135,17 @@ fn naming_rule(t: &LauncherType, registry: &Registry, out: &mut Vec<NamingFindin
     if family == expected {
         return;
     }
+    // A vendor is one a label of the kind's API group ends with (`cilium` in cilium.io,
+    // `calico` in crd.projectcalico.org); anything else before a hyphen is a respelling of the kind
+    // (`http-route` for HTTPRoute), judged against the whole kind name, never a fragment.
+    let group = kind.group.to_ascii_lowercase();
+    let vendor_of = |v: &str| !v.is_empty() && group.split('.').any(|label| label.ends_with(v));
     let reason = match family.split_once('-') {
         // `<vendor>-<kind>`: the kind may carry the vendor (CiliumNetworkPolicy) or not
         // (Flux's Kustomization).
-        Some((vendor, bare)) if expected == bare || expected == format!("{vendor}{bare}") => {
+        Some((vendor, bare))
+            if vendor_of(vendor) && (expected == bare || expected == format!("{vendor}{bare}")) =>
+        {
             let taken = registry.declarations.iter().any(|o| o.name == bare);
             if taken || t.prefix_reason.is_some() {
                 return;
@@ -147,6 +154,11 @@ fn naming_rule(t: &LauncherType, registry: &Registry, out: &mut Vec<NamingFindin
                 "the vendor prefix is needed only where the bare name is taken, and no type is named \"{bare}\" (state why with prefixReason, as fluxcd-kustomization does)"
             )
         }
+        _ if family.replace('-', "") == expected => format!(
+            "a kind-named type is its kind's name in lowercase with nothing inserted, \"{expected}\" (\"{}\" is not a vendor the API group {} names)",
+            family.split('-').next().unwrap_or_default(),
+            if kind.group.is_empty() { "(core)" } else { kind.group.as_str() }
+        ),
         _ => format!("a type that projects one kind without role opinions takes the kind's name in lowercase, \"{expected}\""),
     };
     out.push(NamingFinding {
