@@ -431,6 +431,9 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         declaration_files.push(path.clone());
     }
     let inputs = launcher_inputs(&args)?;
+    // The build inputs are launcher documents too, held to the same strictness: a misspelled
+    // key in a cluster profile is a finding at its line, never a binding silently dropped.
+    declaration_files.extend(args.profile.iter().chain(&args.capability_defs).chain(&args.package).cloned());
     let engine = Engine::with_inputs(&config, inputs.clone());
     let cluster = load_cluster(args.context.as_ref())?;
     // Files are read when their turn comes and dropped after, so a run holds one file's text.
@@ -486,6 +489,15 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut report =
         crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
     report.notes.extend(walk_notes);
+    for path in &args.values {
+        for file in
+            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
+        }
+    }
     if let Some(path) = &args.write_baseline {
         let baseline = crate::report::render_baseline(&report);
         std::fs::write(path, format!("{baseline:#}\n"))

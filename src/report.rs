@@ -214,6 +214,95 @@ fn loader_finding(
     engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
 }
 
+/// A launcher values file (`covenant check --values`) held to the parameters its package
+/// declares, each problem at its own line and column: an undeclared key is CVN-102, a value
+/// of the wrong type CVN-103. Without a package the file cannot be judged, and a note says so.
+pub fn check_values(
+    report: &mut Report,
+    engine: &Engine,
+    name: &str,
+    text: &str,
+    inputs: &crate::families::launcher::Inputs,
+) {
+    use crate::schema::validate::{validate, Problem, Required};
+    let Some((package, schema)) = &inputs.parameters else {
+        report
+            .notes
+            .push(format!("{name}: values not checked: no --package declares the parameters they set"));
+        return;
+    };
+    let owner = format!("the parameters of Package {package}");
+    let (docs, syntax) = parse_stream(text);
+    if let Some(e) = syntax {
+        let reason = format!("not valid YAML: {}", e.reason);
+        if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {
+            report.entries.push(Entry {
+                file: name.into(),
+                document: e.documents_before,
+                at: e.at,
+                kind: None,
+                name: None,
+                namespace: None,
+                finding: f,
+            });
+        }
+    }
+    for doc in docs {
+        report.documents += 1;
+        report.checked.push((name.to_string(), doc.index, None, None));
+        let at = crate::schema::pointer::Location::default();
+        for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
+            let property = if v.at.path.is_empty() { "(values)".to_string() } else { v.at.path.clone() };
+            let said = v.message();
+            let (id, args) = match v.problem {
+                Problem::Undeclared { allowed, nearest, .. } => {
+                    let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+                    let suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                    (
+                        "CVN-102",
+                        vec![
+                            ("property", property),
+                            ("owner", owner.clone()),
+                            ("allowed", allowed),
+                            ("suggestion", suggestion),
+                        ],
+                    )
+                }
+                Problem::Type { expected, found } => (
+                    "CVN-103",
+                    vec![
+                        ("property", property),
+                        ("owner", owner.clone()),
+                        ("expected", expected),
+                        ("found", found),
+                    ],
+                ),
+                _ => (
+                    "CVN-103",
+                    vec![
+                        ("property", property),
+                        ("owner", owner.clone()),
+                        ("expected", said),
+                        ("found", "another value".into()),
+                    ],
+                ),
+            };
+            if let Some(f) = loader_finding(engine, id, &v.at.pointer, args) {
+                let at = doc.positions.locate(&f.pointer);
+                report.entries.push(Entry {
+                    file: name.into(),
+                    document: doc.index,
+                    at,
+                    kind: None,
+                    name: None,
+                    namespace: None,
+                    finding: f,
+                });
+            }
+        }
+    }
+}
+
 /// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
 /// start, and the run goes on with the other files.
 pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {

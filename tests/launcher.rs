@@ -782,3 +782,76 @@ fn helps_say_the_fix_that_applies() {
         "{found:?}"
     );
 }
+
+/// The build inputs are launcher documents too: a misspelled key in a cluster profile, a
+/// package or a CapabilityDefinition is a finding at its own file:line:column, and a values
+/// file is held to the parameters its package declares.
+#[test]
+fn build_inputs_are_held_to_the_same_strictness() {
+    let scalar = launcher_dir().join("pkg/cmd/kurel/testdata/params-scalar");
+    let custom = launcher_dir().join("examples/custom-capability");
+    let profiles = launcher_dir().join("examples/cluster-profiles");
+    let temp = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let path = temp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+    let run = |args: Vec<std::ffi::OsString>| {
+        let out =
+            assert_cmd::Command::cargo_bin("covenant").unwrap().arg("check").args(args).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let os = |p: &Path| p.as_os_str().to_owned();
+    // As shipped, clean.
+    let (code, text) = run(vec![
+        os(&scalar.join("app.yaml")),
+        "--package".into(),
+        os(&scalar.join("kurel.yaml")),
+        "--values".into(),
+        os(&scalar.join("values.yaml")),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+
+    let profile = write(
+        "profile.yaml",
+        read(profiles.join("custom-capability.yaml")).replace("  capabilities:", "  capabilites:"),
+    );
+    let (code, text) = run(vec![
+        os(&custom.join("app.yaml")),
+        "--profile".into(),
+        os(&profile),
+        "--capability-def".into(),
+        os(&custom.join("definitions")),
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("profile.yaml:6:3: error[CVN-101] /spec/capabilites"), "{text}");
+    assert!(text.contains("did you mean \"capabilities\""), "{text}");
+
+    let package = write(
+        "kurel.yaml",
+        read(scalar.join("kurel.yaml")).replace("    required: true", "    requird: true"),
+    );
+    let values = write("values.yaml", "image: myregistry/app:v1\nreplcas: 2\n---\nreplicas: two\n".into());
+    let (code, text) = run(vec![
+        os(&scalar.join("app.yaml")),
+        "--package".into(),
+        os(&package),
+        "--values".into(),
+        os(&values),
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    for expected in [
+        "kurel.yaml:10:5: error[CVN-",
+        "values.yaml:2:1: error[CVN-102] /replcas: property \"replcas\" is not declared by the parameters of Package simple",
+        "did you mean \"replicas\"",
+        "values.yaml:4:1: error[CVN-103] /replicas: property \"replicas\" of the parameters of Package simple: expected integer",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+    // Values without a package cannot be judged, and that is said.
+    let (_, text) =
+        run(vec![os(&scalar.join("app.yaml")), "--values".into(), os(&scalar.join("values.yaml"))]);
+    assert!(text.contains("values not checked: no --package declares the parameters they set"), "{text}");
+}

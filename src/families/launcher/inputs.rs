@@ -19,6 +19,9 @@ pub struct Inputs {
     /// Parameter values: the package's defaults with the values file over them. `None`:
     /// nothing is substituted.
     pub values: Option<Map<String, Value>>,
+    /// The parameters the package declares, as the schema a values file answers to, with the
+    /// package's name; `None` without a package.
+    pub parameters: Option<(String, crate::schema::Schema)>,
 }
 
 /// An input document that is not what its flag expects.
@@ -75,6 +78,16 @@ impl Inputs {
     pub fn add_package(&mut self, name: &str, doc: &Value) -> Result<(), InputsError> {
         let map = expect_kind(name, doc, "Package")?;
         let params = map.get("spec").and_then(|s| s.get("parameters")).and_then(Value::as_array);
+        let package = map.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or(name);
+        let (_, schema) = self.parameters.get_or_insert_with(|| {
+            (package.to_string(), crate::schema::Schema::of(crate::schema::Type::Object))
+        });
+        for p in params.into_iter().flatten() {
+            let Some(n) = p.get("name").and_then(Value::as_str) else { continue };
+            let declared = p.get("type").and_then(Value::as_str).and_then(crate::schema::Type::parse);
+            let parameter = declared.map_or_else(crate::schema::Schema::any, crate::schema::Schema::of);
+            schema.properties.insert(n.to_string(), std::sync::Arc::new(parameter));
+        }
         let values = self.values.get_or_insert_with(Map::new);
         for p in params.into_iter().flatten() {
             if let (Some(n), Some(d)) = (p.get("name").and_then(Value::as_str), p.get("default")) {
