@@ -77,6 +77,8 @@ pub struct Enforcement {
     /// CRDs and XRDs of these API groups (`spec.group`) are enforced; `*` enforces every one
     /// (a CI check of a repository that holds only the platform's own CRDs).
     pub groups: Vec<String>,
+    /// API groups whose objects are held to the names their definition declares it derives.
+    pub composite_groups: Vec<String>,
 }
 
 /// The label that opts a CRD or XRD in to enforced evolution (value `enforce`).
@@ -84,7 +86,7 @@ pub const ENFORCE_LABEL: &str = "covenant.dev/evolution";
 
 impl Default for Enforcement {
     fn default() -> Self {
-        Enforcement { label: ENFORCE_LABEL.to_string(), groups: Vec::new() }
+        Enforcement { label: ENFORCE_LABEL.to_string(), groups: Vec::new(), composite_groups: Vec::new() }
     }
 }
 
@@ -450,6 +452,7 @@ fn resolve(
             enforcement: Enforcement {
                 label: file.evolution.enforce_label.clone().unwrap_or_else(|| ENFORCE_LABEL.to_string()),
                 groups: file.evolution.enforce_groups.clone(),
+                composite_groups: file.evolution.composite_groups.clone(),
             },
             construct_kinds,
             consumer_kinds,

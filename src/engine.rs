@@ -153,6 +153,11 @@ impl Engine {
         if config.families.contains("consumer") {
             families.add(Box::new(crate::families::consumer::Consumer::new(config.consumer_kinds.clone())));
         }
+        if !config.enforcement.composite_groups.is_empty() {
+            families.add(Box::new(crate::families::derived::Composites::new(
+                config.enforcement.composite_groups.clone(),
+            )));
+        }
         if config.families.contains("launcher") {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }

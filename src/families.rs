@@ -4,6 +4,7 @@
 
 pub mod construct;
 pub mod consumer;
+pub mod derived;
 pub mod launcher;
 pub mod schema_bearing;
 pub mod versioned;

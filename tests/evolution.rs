@@ -732,3 +732,75 @@ async fn an_xrd_promotion_is_admitted_step_by_step_and_only_skipping_deprecation
     let text = stdout(covenant().arg("check").arg(write("same.json", &steps[1])), 0);
     assert!(text.contains("0 denied, 0 warned"), "{text}");
 }
+
+/// CVN-218, built: an XRD declares the names it derives (`covenant.dev/derived-names`); the
+/// fields they use must be limited so each fits 63 characters, with the limit's reason
+/// stated; a composite whose values derive a longer name is refused when its definition is
+/// known (`check --context`), and said to be unchecked when it is not.
+#[test]
+fn derived_names_fit_63_characters_on_the_definition_and_the_composite() {
+    let xrd = |app: Value| {
+        serde_json::json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeResourceDefinition",
+            "metadata": {"name": "xapplicationenvironments.catalog.hangar.io",
+                         "labels": {"covenant.dev/evolution": "enforce"},
+                         "annotations": {"covenant.dev/derived-names": "app-{spec.app}-{spec.env}\n{metadata.name}-tektoncicd\n"}},
+            "spec": {"group": "catalog.hangar.io", "names": {"kind": "XApplicationEnvironment", "plural": "xapplicationenvironments"},
+                     "claimNames": {"kind": "ApplicationEnvironment", "plural": "applicationenvironments"},
+                     "defaultCompositionRef": {"name": "xapplicationenvironments"},
+                     "versions": [{"name": "v1alpha1", "served": true, "referenceable": true,
+                        "schema": {"openAPIV3Schema": {"type": "object",
+                            "x-kubernetes-validations": [{"rule": "size(self.metadata.name) <= 52", "message": "<name>-tektoncicd is a Helm release name"}],
+                            "properties": {"spec": {"type": "object", "properties": {
+                                "app": app,
+                                "env": {"type": "string", "enum": ["dev", "staging", "prod"]}}}}}}}]}})
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let limited = serde_json::json!({"type": "string", "maxLength": 40, "description": "app-<app>-<env> is a namespace: at most 63"});
+    let good = write("good.json", &xrd(limited.clone()));
+    stdout(covenant().arg("check").arg(&good), 0);
+    for (app, says) in [
+        (serde_json::json!({"type": "string"}), "has no bound: spec.app"),
+        (
+            serde_json::json!({"type": "string", "maxLength": 60, "description": "namespace"}),
+            "can reach 72 characters",
+        ),
+        (serde_json::json!({"type": "string", "maxLength": 40}), "the limit on spec.app states no reason"),
+    ] {
+        let bad = write("bad.json", &xrd(app));
+        let text = stdout(covenant().arg("check").arg(&bad), 1);
+        assert!(text.contains("error[CVN-218]") && text.contains(says), "{says}: {text}");
+        // The same on UPDATE, from the good definition.
+        let text = stdout(covenant().arg("check").arg(&bad).arg("--base").arg(&good), 1);
+        assert!(text.contains("error[CVN-218]") && text.contains(says), "{says}: {text}");
+    }
+
+    // The composite side.
+    let context = dir.path().join("context");
+    std::fs::create_dir(&context).unwrap();
+    std::fs::write(context.join("xrd.json"), xrd(limited).to_string()).unwrap();
+    let config = dir.path().join("covenant.yaml");
+    std::fs::write(&config, "apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  compositeGroups: [catalog.hangar.io]\n").unwrap();
+    let claim = |app: &str| {
+        serde_json::json!({"apiVersion": "catalog.hangar.io/v1alpha1", "kind": "ApplicationEnvironment",
+            "metadata": {"name": "shop", "namespace": "tenants"}, "spec": {"app": app, "env": "staging"}})
+    };
+    let short = write("short.json", &claim("web"));
+    stdout(
+        covenant().arg("check").arg(&short).arg("--config").arg(&config).arg("--context").arg(&context),
+        0,
+    );
+    let long = write("long.json", &claim(&"a".repeat(60)));
+    let text = stdout(
+        covenant().arg("check").arg(&long).arg("--config").arg(&config).arg("--context").arg(&context),
+        1,
+    );
+    assert!(text.contains("error[CVN-218] /spec/app: ApplicationEnvironment shop: derives"), "{text}");
+    assert!(text.contains("(72 characters, over the 63"), "{text}");
+    let text = stdout(covenant().arg("check").arg(&long).arg("--config").arg(&config), 0);
+    assert!(text.contains("CVN-218 not checked: no cluster state"), "{text}");
+}

@@ -113,6 +113,10 @@ pub struct Evolution {
     /// API groups (`spec.group`) whose CRDs and XRDs are enforced.
     #[serde(default)]
     pub enforce_groups: Vec<String>,
+    /// API groups whose objects (composites, claims) are held to the names their XRD or CRD
+    /// declares it derives (CVN-218).
+    #[serde(default)]
+    pub composite_groups: Vec<String>,
 }
 
 /// `cluster`.

@@ -612,12 +612,14 @@ impl SchemaBearing {
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
         }
         let subject_text = evolution.subject(None);
+        derived_names(&evolution, new, cx);
         for s in evolution.structural {
             report_structural(s, &subject_text, cx);
         }
     }
 
     fn report(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
+        derived_names(evolution, new, cx);
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
@@ -843,6 +845,31 @@ struct LiveOutcome {
 impl LiveOutcome {
     fn allowed(&self, version: &str) -> bool {
         self.satisfied.iter().any(|v| v == version)
+    }
+}
+
+/// CVN-218: every name the definition declares it derives fits 63 characters under each
+/// served version's schema, by limits that state their reasons.
+fn derived_names(evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
+    let pointer =
+        format!("/metadata/annotations/{}", crate::schema::pointer::escape(super::derived::ANNOTATION));
+    let subject = evolution.subject(None);
+    let templates = match super::derived::templates(new) {
+        Ok(t) => t,
+        Err(reason) => {
+            cx.report("CVN-218", pointer, vec![("subject", subject), ("reason", reason)]);
+            return;
+        }
+    };
+    for template in &templates {
+        for v in versions(new, evolution.flavor).iter().filter(|v| v.served) {
+            let Some(schema) = evolution.schemas.get(&v.name) else { continue };
+            if let Some(reason) = super::derived::judge_template(template, schema) {
+                let reason = format!("version {}: {reason}", v.name);
+                cx.report("CVN-218", pointer.clone(), vec![("subject", subject.clone()), ("reason", reason)]);
+                break;
+            }
+        }
     }
 }
 

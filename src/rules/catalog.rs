@@ -7,7 +7,7 @@ use super::meta::{Action, Category, RuleMeta, Status};
 
 use Action::{Deny, Off, Warn};
 use Category::{Engine, Evolution, Mutation, Naming, Strictness, Versioning};
-use Status::{Live, Planned};
+use Status::Live;
 
 /// Shorthand for a catalogue row; keeps the table readable. One argument per column is the
 /// point of a table row, so the argument count is allowed here.
@@ -154,9 +154,11 @@ pub static CATALOG: &[RuleMeta] = &[
         "{subject}: {reason}",
         "deprecate a version for one release first, with a deprecationWarning naming its replacement",
         DOC_217),
-    row("CVN-218", "derived-name-overflow", Evolution, Deny, Planned,
+    row("CVN-218", "derived-name-overflow", Evolution, Deny, Live,
         "Checks that derived names stay within 63 characters.",
-        "derived name {template} can reach {length} characters", "limit metadata.name", ""),
+        "{subject}: {reason}",
+        "limit every field the name uses (maxLength with a description, or a CEL size rule with a message) so the name fits 63 characters",
+        DOC_218),
     row("CVN-219", "composition-not-deterministic", Evolution, Warn, Live,
         "Checks that an XRD names a defaultCompositionRef.",
         "XRD {name} has no defaultCompositionRef",
@@ -586,6 +588,64 @@ another tool (a CI workflow, a Helm values file) is left out with `--exclude GLO
 document that names none of `apiVersion`, `kind`, `schema` and `version` is skipped with
 `--skip-unidentified` (counted in the summary, listed in JSON output; a document naming
 only some of them is still judged).
+";
+
+const DOC_218: &str = "\
+## What it checks
+
+A composite's controller derives names from its fields — a namespace `app-<app>-<env>`, a
+release `<name>-tektoncicd`, a Job or StatefulSet named after the composite — and every such
+name must fit the 63 characters of a Kubernetes name or label. An XRD (or CRD) declares the
+names it derives in the annotation `covenant.dev/derived-names`, one template per line, with
+the composite's fields in braces:
+
+```yaml
+metadata:
+  annotations:
+    covenant.dev/derived-names: |
+      app-{spec.app}-{spec.env}
+      {metadata.name}-tektoncicd
+```
+
+On the definition (CREATE and UPDATE, in `check` and at admission), each field a template
+uses must be limited — `maxLength`, a string `enum`, a CEL rule `size(self) <= N` or
+`self.size() <= N` on the field, or `size(self.<path>) <= N` on an ancestor (for
+`metadata.name`, a rule at the schema's root) — so that the longest name fits in 63
+characters, under every served version; and every limit states its reason: the field's
+`description` for `maxLength`, the rule's `message` for CEL. On a composite (`check` with the
+definition in `--context`), the names its values derive are at most 63 characters.
+
+## Why it matters
+
+A name that overflows fails far from its cause: the composite is accepted, and a namespace,
+Helm release or Job the controller creates later is refused by the API server. A limit without
+its reason is the first one someone loosens.
+
+## Example
+
+```yaml
+spec:
+  versions:
+    - name: v1alpha1
+      schema:
+        openAPIV3Schema:
+          x-kubernetes-validations:
+            - rule: size(self.metadata.name) <= 52
+              message: the <name>-tektoncicd release must fit 63 characters
+          properties:
+            spec:
+              properties:
+                app: {type: string}      # refused: app-{spec.app}-{spec.env} has no bound
+```
+
+## How to fix
+
+Give each field the template uses a limit, and say why in its description or message; keep
+literal text in the template short. A template that cannot fit is a design to change.
+
+## References
+
+Airframe API versioning and deprecation (\"Constraints every kind carries\").
 ";
 
 const DOC_201: &str = "\

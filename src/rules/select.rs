@@ -155,6 +155,9 @@ mod tests {
     #[test]
     fn planned_rules_never_run() {
         let set = RuleSet::default();
-        assert!(!set.runs(lookup("CVN-218").unwrap()));
+        let live = lookup("CVN-218").unwrap();
+        assert!(set.runs(live));
+        let planned = RuleMeta { status: Status::Planned, ..*live };
+        assert!(!set.runs(&planned));
     }
 }
