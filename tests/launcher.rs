@@ -855,3 +855,42 @@ fn build_inputs_are_held_to_the_same_strictness() {
         run(vec![os(&scalar.join("app.yaml")), "--values".into(), os(&scalar.join("values.yaml"))]);
     assert!(text.contains("values not checked: no --package declares the parameters they set"), "{text}");
 }
+
+/// Compound enum members compare element by element with the same exact numeric equality as
+/// scalar members, through `check` of an Application against a registry type: a list of
+/// integral floats is the member of integers; a near miss is refused naming the members.
+#[test]
+fn compound_enum_members_match_element_by_element_through_check() {
+    let temp = tempfile::tempdir().unwrap();
+    let registry = temp.path().join("registry.yaml");
+    std::fs::write(
+        &registry,
+        "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nmetadata: {name: launcher-next}\ntypes:\n  - name: sharded\n    category: component\n    tier: terminal\n    schema:\n      type: object\n      properties:\n        layout: {enum: [[1, 2], [2, 4], {shards: 3, replicas: 1}]}\n",
+    )
+    .unwrap();
+    let app = |layout: &str| {
+        format!("apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata:\n  name: store\nspec:\n  components:\n  - name: db\n    type: sharded\n    properties:\n      layout: {layout}\n")
+    };
+    let check = |layout: &str| {
+        let file = temp.path().join("app.yaml");
+        std::fs::write(&file, app(layout)).unwrap();
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .arg("check")
+            .arg(&file)
+            .arg("--registry")
+            .arg(&registry)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    for accepted in ["[1.0, 2.0]", "[2, 4.0]", "{replicas: 1.0, shards: 3}"] {
+        let (code, text) = check(accepted);
+        assert_eq!(code, Some(0), "{accepted}: {text}");
+    }
+    for refused in ["[1.5, 2]", "[2, 1]", "[1, 2, 3]", "{shards: 3}"] {
+        let (code, text) = check(refused);
+        assert_eq!(code, Some(1), "{refused}: {text}");
+        assert!(text.contains("error[CVN-103]") && text.contains("one of ["), "{refused}: {text}");
+    }
+}
