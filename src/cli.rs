@@ -489,6 +489,29 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut report =
         crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
     report.notes.extend(walk_notes);
+    if let Some(path) = &args.profile {
+        let traits: Vec<String> = config
+            .registry
+            .declarations
+            .iter()
+            .filter(|t| t.category == crate::registry::TypeCategory::Trait)
+            .map(|t| t.name.clone())
+            .collect();
+        for file in
+            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            crate::report::check_profile(
+                &mut report,
+                &engine,
+                &file.display().to_string(),
+                &text,
+                &inputs,
+                &traits,
+            );
+        }
+    }
     for path in &args.values {
         for file in
             crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?

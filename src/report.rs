@@ -303,6 +303,136 @@ pub fn check_values(
     }
 }
 
+/// A launcher ClusterProfile (`covenant check --profile`) held to what its bindings bind: a
+/// binding of a trait a CapabilityDefinition declares is checked against the definition's
+/// rendering properties (an undeclared key CVN-102, a wrong type CVN-103, a required one
+/// missing CVN-104); a binding of a trait nothing declares is CVN-105 with the nearest name.
+/// A misspelled key never silently drops a binding.
+pub fn check_profile(
+    report: &mut Report,
+    engine: &Engine,
+    name: &str,
+    text: &str,
+    inputs: &crate::families::launcher::Inputs,
+    traits: &[String],
+) {
+    use crate::schema::validate::{validate, Problem, Required};
+    for doc in parse_stream(text).0 {
+        let Some(caps) = doc.value.pointer("/spec/capabilities").and_then(serde_json::Value::as_object)
+        else {
+            continue;
+        };
+        let mut push = |id: &'static str, pointer: String, args: Vec<(&'static str, String)>| {
+            if let Some(f) = loader_finding(engine, id, &pointer, args) {
+                let at = doc.positions.locate(&f.pointer);
+                report.entries.push(Entry {
+                    file: name.into(),
+                    document: doc.index,
+                    at,
+                    kind: Some("ClusterProfile".into()),
+                    name: None,
+                    namespace: None,
+                    finding: f,
+                });
+            }
+        };
+        for (key, binding) in caps {
+            let at = format!("/spec/capabilities/{}", crate::schema::pointer::escape(key));
+            let trait_type = key.split('.').next().unwrap_or(key);
+            let Some(definition) = inputs.capabilities.get(trait_type) else {
+                if !traits.iter().any(|t| t == trait_type) {
+                    let known = traits
+                        .iter()
+                        .map(String::as_str)
+                        .chain(inputs.capabilities.keys().map(String::as_str));
+                    let suggestion = crate::rules::closest(trait_type, known)
+                        .first()
+                        .map(|n| format!("; did you mean \"{n}\"?"))
+                        .unwrap_or_default();
+                    let fix = format!("fix the key, or, if \"{trait_type}\" is a custom trait, give its CapabilityDefinition with --capability-def");
+                    push(
+                        "CVN-105",
+                        at,
+                        vec![
+                            ("category", "capability binding's trait".into()),
+                            ("type", trait_type.to_string()),
+                            ("suggestion", suggestion),
+                            (crate::rules::finding::FIX, fix),
+                        ],
+                    );
+                }
+                continue;
+            };
+            let schema = crate::families::launcher::capability_schema(definition);
+            let rendering = binding.get("rendering").cloned().unwrap_or_else(|| serde_json::json!({}));
+            let base = crate::schema::pointer::Location::new(
+                format!("{at}/rendering"),
+                format!("spec.capabilities.{key}.rendering"),
+            );
+            let owner = format!("the CapabilityDefinition {trait_type}");
+            for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
+                let property = v.at.path.clone();
+                let said = v.message();
+                match v.problem {
+                    Problem::Undeclared { allowed, nearest, .. } => {
+                        let allowed =
+                            if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+                        let suggestion =
+                            nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                        push(
+                            "CVN-102",
+                            v.at.pointer,
+                            vec![
+                                ("property", property),
+                                ("owner", owner.clone()),
+                                ("allowed", allowed),
+                                ("suggestion", suggestion),
+                            ],
+                        );
+                    }
+                    Problem::Missing { key } => {
+                        push(
+                            "CVN-104",
+                            v.at.pointer,
+                            vec![
+                                ("key", key),
+                                ("path", format!("spec.capabilities.{key_}.rendering", key_ = key_of(&base))),
+                            ],
+                        );
+                    }
+                    Problem::Type { expected, found } => {
+                        push(
+                            "CVN-103",
+                            v.at.pointer,
+                            vec![
+                                ("property", property),
+                                ("owner", owner.clone()),
+                                ("expected", expected),
+                                ("found", found),
+                            ],
+                        );
+                    }
+                    _ => push(
+                        "CVN-103",
+                        v.at.pointer,
+                        vec![
+                            ("property", property),
+                            ("owner", owner.clone()),
+                            ("expected", said),
+                            ("found", "another value".into()),
+                        ],
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// The capability key of a rendering location (`spec.capabilities.<key>.rendering`).
+fn key_of(base: &crate::schema::pointer::Location) -> String {
+    base.path.trim_start_matches("spec.capabilities.").trim_end_matches(".rendering").to_string()
+}
+
 /// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
 /// start, and the run goes on with the other files.
 pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {

@@ -894,3 +894,53 @@ fn compound_enum_members_match_element_by_element_through_check() {
         assert!(text.contains("error[CVN-103]") && text.contains("one of ["), "{refused}: {text}");
     }
 }
+
+/// A cluster profile's bindings are held to what they bind: a misspelled rendering key of a
+/// custom capability is CVN-102 naming the CapabilityDefinition's properties, a wrong type
+/// CVN-103, a missing required one CVN-104, and a binding key no trait or definition declares
+/// is CVN-105 with the nearest name — never a binding silently dropped.
+#[test]
+fn profile_bindings_are_checked_against_what_they_bind() {
+    let custom = launcher_dir().join("examples/custom-capability");
+    let profile =
+        std::fs::read_to_string(launcher_dir().join("examples/cluster-profiles/custom-capability.yaml"))
+            .unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let run = |text: String, definitions: bool| {
+        let file = temp.path().join("profile.yaml");
+        std::fs::write(&file, text).unwrap();
+        let mut cmd = assert_cmd::Command::cargo_bin("covenant").unwrap();
+        cmd.arg("check").arg(custom.join("app.yaml")).arg("--profile").arg(&file);
+        if definitions {
+            cmd.arg("--capability-def").arg(custom.join("definitions"));
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(run(profile.clone(), true).0, Some(0));
+    for (edit, expected) in [
+        (
+            profile.replace("maxMemory:", "maxMemroy:"),
+            "error[CVN-102] /spec/capabilities/redis-sidecar/rendering/maxMemroy",
+        ),
+        (
+            profile.replace("image: redis:7-alpine", "image: 7"),
+            "error[CVN-103] /spec/capabilities/redis-sidecar/rendering/image",
+        ),
+        (
+            profile.replace("        image: redis:7-alpine\n", ""),
+            "error[CVN-104] /spec/capabilities/redis-sidecar/rendering",
+        ),
+        (profile.replace("    redis-sidecar:", "    redis-sidcar:"), "did you mean \"redis-sidecar\"?"),
+    ] {
+        let (code, text) = run(edit, true);
+        assert_eq!(code, Some(1), "{expected}: {text}");
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+    let (code, text) = run(profile, false);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("error[CVN-105] /spec/capabilities/redis-sidecar") && text.contains("--capability-def"),
+        "{text}"
+    );
+}

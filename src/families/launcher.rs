@@ -599,6 +599,22 @@ fn type_args(property: String, owner: &str, expected: String, found: String) -> 
     vec![("property", property), ("owner", owner.to_string()), ("expected", expected), ("found", found)]
 }
 
+/// The schema a CapabilityDefinition's `rendering` declares: a closed object of its
+/// `properties`, each typed, the `required: true` ones required.
+pub fn capability_schema(rendering: &Value) -> Schema {
+    let mut schema = Schema::of(Type::Object);
+    for (name, p) in rendering.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        let ty = p.get("type").and_then(Value::as_str).and_then(Type::parse);
+        let mut property = ty.map_or_else(Schema::any, Schema::of);
+        property.default = p.get("default").cloned();
+        schema.properties.insert(name.clone(), std::sync::Arc::new(property));
+        if p.get("required").and_then(Value::as_bool) == Some(true) {
+            schema.required.push(name.clone());
+        }
+    }
+    schema
+}
+
 /// The fix for a type listed where its category does not belong: move it where it does.
 fn misplaced(ty: &str, owner: TypeCategory) -> String {
     match owner {
