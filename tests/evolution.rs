@@ -803,4 +803,32 @@ fn derived_names_fit_63_characters_on_the_definition_and_the_composite() {
     assert!(text.contains("(72 characters, over the 63"), "{text}");
     let text = stdout(covenant().arg("check").arg(&long).arg("--config").arg(&config), 0);
     assert!(text.contains("CVN-218 not checked: no cluster state"), "{text}");
+
+    // At admission: the webhook, its cluster view holding the definition, refuses the claim.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let config = covenant::config::Config::from_text(
+            "test.yaml",
+            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nevolution:\n  compositeGroups: [catalog.hangar.io]\n",
+            None,
+        )
+        .unwrap();
+        let cluster: std::sync::Arc<dyn covenant::cluster::ClusterView> = std::sync::Arc::new(
+            covenant::cluster::OfflineCluster::from_objects([serde_json::from_str(&std::fs::read_to_string(context.join("xrd.json")).unwrap()).unwrap()]),
+        );
+        let server = common::TestServer::with(common::Setup { config, cluster: Some(cluster), ..common::Setup::default() }).await;
+        for (app, allowed) in [("web".to_string(), true), ("a".repeat(60), false)] {
+            let review = common::review("claim", "catalog.hangar.io", "ApplicationEnvironment", claim(&app));
+            let got: Value = common::post(&server.h2(), &server.url("/api/v0/validate"), review.to_string())
+                .await
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(got["response"]["allowed"], allowed, "{got}");
+            if !allowed {
+                let message = got["response"]["status"]["message"].as_str().unwrap();
+                assert!(message.contains("CVN-218") && message.contains("72 characters"), "{message}");
+            }
+        }
+    });
 }
