@@ -211,6 +211,50 @@ fn percentile(v: &mut [Duration], p: f64) -> Duration {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// An AdmissionReview CREATE of `object`.
+fn review(group: &str, version: &str, kind: &str, resource: &str, object: serde_json::Value) -> Bytes {
+    let gvk = serde_json::json!({"group": group, "version": version, "kind": kind});
+    let gvr = serde_json::json!({"group": group, "version": version, "resource": resource});
+    let body = serde_json::json!({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+        "request": {"uid": "7c1e2d3f-0a1b-4c5d-8e9f-0a1b2c3d4e5f", "kind": gvk, "resource": gvr,
+            "requestKind": gvk, "requestResource": gvr, "name": object["metadata"]["name"],
+            "namespace": object["metadata"]["namespace"], "operation": "CREATE",
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "object": object, "oldObject": null, "dryRun": false}});
+    Bytes::from(body.to_string())
+}
+
+/// A Component pinned to ruby-service "1" with parameters, padded with labels and
+/// annotations to about 4 KB: the pin is resolved and the parameters validated.
+fn concerned_component() -> Bytes {
+    let labels: serde_json::Map<String, serde_json::Value> = (0..24)
+        .map(|i| (format!("example.com/label-{i}"), format!("value-{i}-{}", "x".repeat(24)).into()))
+        .collect();
+    let annotations: serde_json::Map<String, serde_json::Value> =
+        (0..24).map(|i| (format!("example.com/note-{i}"), format!("{}", "n".repeat(60)).into())).collect();
+    let component = serde_json::json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "bakery-web", "namespace": "bakery", "labels": labels, "annotations": annotations},
+        "spec": {"owner": {"projectName": "bakery"},
+                 "componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "1"},
+                 "parameters": {"sizeClass": "large", "port": 8080}}});
+    review("openchoreo.dev", "v1alpha1", "Component", "components", component)
+}
+
+/// A launcher Application with `n` webservice components, each with an expose trait.
+fn launcher_application(n: usize) -> Bytes {
+    let components: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({"name": format!("svc-{i}"), "type": "webservice",
+                "properties": {"image": format!("registry.example.com/svc-{i}:1.{i}.0"), "port": 8080 + i, "replicas": 2},
+                "traits": [{"type": "expose", "properties": {"rules": [{"host": format!("svc-{i}.example.com"),
+                    "paths": [{"path": "/", "port": 8080 + i}]}]}}]})
+        })
+        .collect();
+    let app = serde_json::json!({"apiVersion": "launcher.gokure.dev/v1alpha1", "kind": "Application",
+        "metadata": {"name": "storefront", "namespace": "shop"}, "spec": {"components": components}});
+    review("launcher.gokure.dev", "v1alpha1", "Application", "applications", app)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
@@ -233,13 +277,19 @@ fn main() {
     let (cert, key) = (w.cert.display().to_string(), w.key.display().to_string());
 
     let (cp, ap, bp) = (free_port(), free_port(), free_port());
+    // The published constructs a concerned Component's pin resolves against (offline view).
+    let context = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/openchoreo/published")
+        .display()
+        .to_string();
     let covenant_args: Vec<String> = [
         "serve",
         "--tls-cert",
         &cert,
         "--tls-key",
         &key,
-        "--offline",
+        "--context",
+        &context,
         "--threads",
         "1",
         "--log-level",
@@ -280,9 +330,39 @@ fn main() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench");
     let small = Bytes::from(std::fs::read(fixtures.join("deployment-create-4k.json")).unwrap());
     let large = Bytes::from(std::fs::read(fixtures.join("crd-update-400k.json")).unwrap());
+    let (component, application) = (concerned_component(), launcher_application(20));
     let scenarios = [
         ("4 KB Deployment CREATE, HTTP/1.1, 16 conns", small.clone(), Proto::H1 { conns: 16 }),
-        ("4 KB Deployment CREATE, HTTP/2, 4 conns x 16 streams", small, Proto::H2 { conns: 4, streams: 16 }),
+        (
+            "4 KB Deployment CREATE, HTTP/2, 4 conns x 16 streams",
+            small.clone(),
+            Proto::H2 { conns: 4, streams: 16 },
+        ),
+        (
+            "4 KB Deployment CREATE, HTTP/2, one request at a time (as the apiserver's latency)",
+            small,
+            Proto::H2 { conns: 1, streams: 1 },
+        ),
+        (
+            "4 KB Component CREATE (pin resolved, parameters validated), HTTP/1.1, 16 conns",
+            component.clone(),
+            Proto::H1 { conns: 16 },
+        ),
+        (
+            "4 KB Component CREATE, HTTP/2, 4 conns x 16 streams",
+            component,
+            Proto::H2 { conns: 4, streams: 16 },
+        ),
+        (
+            "launcher Application, 20 components, HTTP/1.1, 16 conns",
+            application.clone(),
+            Proto::H1 { conns: 16 },
+        ),
+        (
+            "launcher Application, 20 components, HTTP/2, 4 conns x 16 streams",
+            application,
+            Proto::H2 { conns: 4, streams: 16 },
+        ),
         ("390 KB CRD UPDATE, HTTP/1.1, 4 conns", large.clone(), Proto::H1 { conns: 4 }),
         ("390 KB CRD UPDATE, HTTP/2, 1 conn x 4 streams", large, Proto::H2 { conns: 1, streams: 4 }),
     ];
