@@ -231,7 +231,7 @@ fn concerned_component() -> Bytes {
         .map(|i| (format!("example.com/label-{i}"), format!("value-{i}-{}", "x".repeat(24)).into()))
         .collect();
     let annotations: serde_json::Map<String, serde_json::Value> =
-        (0..24).map(|i| (format!("example.com/note-{i}"), format!("{}", "n".repeat(60)).into())).collect();
+        (0..24).map(|i| (format!("example.com/note-{i}"), "n".repeat(60).into())).collect();
     let component = serde_json::json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
         "metadata": {"name": "bakery-web", "namespace": "bakery", "labels": labels, "annotations": annotations},
         "spec": {"owner": {"projectName": "bakery"},
