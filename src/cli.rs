@@ -40,6 +40,10 @@ pub enum Command {
     /// its bump and rule, implied vs declared, and the verdict. Exit 1 when the verdict is not
     /// ok or the family's stability policy refuses a change.
     Diff(DiffArgs),
+    /// Who uses which construct version: every logical construct's published versions, the
+    /// default, and its consumers per version (pinned, floating, frozen in releases), from the
+    /// objects in --context, resolved as the webhook resolves them.
+    Status(StatusArgs),
     /// Print one rule's documentation.
     Explain {
         /// A rule id such as CVN-101.
@@ -61,6 +65,20 @@ pub enum Command {
     Certs(CertsArgs),
     /// Print the version.
     Version,
+}
+
+/// `covenant status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Objects (YAML/JSON files) standing in for the cluster: constructs, consumers, releases.
+    #[arg(long)]
+    pub context: PathBuf,
+    /// Config file (the construct and consumer kinds); default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output format: a table, or the JSON the admin listener serves at /api/v0/status.
+    #[arg(long, value_enum, default_value_t = RulesOutput::Text)]
+    pub output: RulesOutput,
 }
 
 /// `covenant config …`
@@ -317,6 +335,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve(*args),
         Command::Check(args) => check(args),
         Command::Diff(args) => diff(args),
+        Command::Status(args) => status(args),
         Command::Explain { id } => explain(&id),
         Command::Rules { output } => {
             print!("{}", rules_listing(output));
@@ -349,6 +368,68 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
+    let cluster = crate::cluster::OfflineCluster::load_dir(&args.context)?;
+    let usage = crate::families::consumer::usage(&cluster, &config.construct_kinds, &config.consumer_kinds)?;
+    match args.output {
+        RulesOutput::Json => println!("{usage:#}"),
+        RulesOutput::Text | RulesOutput::Md => print!("{}", status_table(&usage)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The usage JSON as a table: one row per published version, its consumers counted, then the
+/// references that resolve to nothing.
+pub fn status_table(usage: &serde_json::Value) -> String {
+    use std::fmt::Write;
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let count = |v: &serde_json::Value| v.as_array().map_or(0, Vec::len);
+    let mut rows = vec![["KIND", "NAME", "VERSION", "OBJECT", "DEFAULT", "PINNED", "FLOATING", "FROZEN"]
+        .map(String::from)
+        .to_vec()];
+    let mut unresolved = Vec::new();
+    for c in usage["constructs"].as_array().into_iter().flatten() {
+        let name = match c["namespace"].as_str() {
+            Some(ns) => format!("{ns}/{}", s(&c["name"])),
+            None => s(&c["name"]),
+        };
+        for v in c["versions"].as_array().into_iter().flatten() {
+            let consumers = &v["consumers"];
+            rows.push(vec![
+                s(&c["kind"]),
+                name.clone(),
+                s(&v["version"]),
+                s(&v["object"]),
+                if v["default"] == true { "yes".into() } else { "-".into() },
+                count(&consumers["pinned"]).to_string(),
+                count(&consumers["floating"]).to_string(),
+                count(&consumers["frozen"]).to_string(),
+            ]);
+        }
+        for u in c["unresolved"].as_array().into_iter().flatten() {
+            unresolved.push(format!(
+                "{}: pin \"{}\" of {name} resolves to nothing: {}",
+                s(&u["consumer"]),
+                s(&u["pin"]),
+                s(&u["reason"])
+            ));
+        }
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    for u in unresolved {
+        let _ = writeln!(out, "{u}");
+    }
+    let _ = writeln!(out, "upgrade gap: {} construct(s) declare no version", usage["upgradeGap"]);
+    out
 }
 
 fn load_config(path: Option<&PathBuf>) -> anyhow::Result<Config> {

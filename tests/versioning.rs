@@ -656,3 +656,74 @@ fn an_override_for_a_trait_instance_the_release_lacks_is_refused() {
         assert!(message.contains(hint) && message.contains("its trait instances are otel"), "{message}");
     }
 }
+
+/// Who uses which version, from one `satisfies()`: `covenant status --context DIR` and the
+/// admin listener's `/api/v0/status` give the same JSON — each construct's published
+/// versions, the default, consumers per resolved version (pinned, floating, frozen in a
+/// release) and the pins that resolve to nothing — and the table counts them.
+#[tokio::test]
+async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["ruby-service.yaml", "otel-instrumentation.yaml", "chess-render-release.yaml"] {
+        std::fs::copy(common::fixtures().join("openchoreo/published").join(f), dir.path().join(f)).unwrap();
+    }
+    let consumers = [("web", Some("2")), ("api", Some("1.1")), ("jobs", None), ("old", Some("9"))];
+    for (name, pin) in consumers {
+        let mut c = component(pin, json!({}));
+        c["metadata"]["name"] = json!(name);
+        std::fs::write(dir.path().join(format!("{name}.json")), c.to_string()).unwrap();
+    }
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["status", "--output", "json", "--context"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ruby = cli["constructs"].as_array().unwrap().iter().find(|c| c["name"] == "ruby-service").unwrap();
+    assert_eq!(ruby["kind"], "ClusterComponentType");
+    assert_eq!(ruby["default"], "1.1.0");
+    let at = |v: &str| {
+        ruby["versions"].as_array().unwrap().iter().find(|x| x["version"] == v).unwrap()["consumers"].clone()
+    };
+    assert_eq!(at("2.0.0")["pinned"], json!(["Component bakery/web (pin \"2\")"]));
+    assert_eq!(at("1.1.0")["pinned"], json!(["Component bakery/api (pin \"1.1\")"]));
+    assert_eq!(at("1.1.0")["floating"], json!(["Component bakery/jobs"]));
+    assert_eq!(at("1.1.0")["frozen"], json!(["ComponentRelease chess/chess-render-7449b895f4"]));
+    assert_eq!(ruby["unresolved"][0]["consumer"], "Component bakery/old");
+    let otel =
+        cli["constructs"].as_array().unwrap().iter().find(|c| c["name"] == "otel-instrumentation").unwrap();
+    let frozen = &otel["versions"].as_array().unwrap().iter().find(|x| x["version"] == "2.0.0").unwrap()
+        ["consumers"]["frozen"];
+    assert_eq!(frozen, &json!(["ComponentRelease chess/chess-render-7449b895f4"]));
+    assert_eq!(cli["upgradeGap"], 0);
+
+    let text = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["status", "--context"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("ClusterComponentType  ruby-service"), "{text}");
+    assert!(text.contains("Component bakery/old: pin \"9\" of ruby-service resolves to nothing"), "{text}");
+
+    let cluster: std::sync::Arc<dyn ClusterView> =
+        std::sync::Arc::new(OfflineCluster::load_dir(dir.path()).unwrap());
+    let server =
+        common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
+    let admin: Value =
+        reqwest::get(format!("http://{}/api/v0/status", server.admin)).await.unwrap().json().await.unwrap();
+    assert_eq!(admin["constructs"], cli["constructs"], "the admin listener and the CLI agree");
+    assert_eq!(admin["total"], 2);
+    let page: Value = reqwest::get(format!("http://{}/api/v0/status?limit=1", server.admin))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["constructs"].as_array().unwrap().len(), 1);
+    assert_eq!(page["next"], 1);
+    assert_eq!(page["constructs"][0], cli["constructs"][0]);
+}

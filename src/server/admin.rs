@@ -17,10 +17,11 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v0/audit", get(audit))
+        .route("/api/v0/status", get(status))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
             p.detail = format!(
-                "no route {}; the admin listener serves /livez, /readyz, /metrics and /api/v0/audit",
+                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit and /api/v0/status",
                 uri.path()
             );
             p
@@ -51,6 +52,58 @@ async fn metrics(State(state): State<AppState>) -> Response {
     }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
+}
+
+/// `?limit=&offset=` of `/api/v0/status`.
+#[derive(Debug, serde::Deserialize)]
+struct Page {
+    #[serde(default = "default_limit")]
+    limit: usize,
+    #[serde(default)]
+    offset: usize,
+}
+
+fn default_limit() -> usize {
+    100
+}
+
+/// Who uses which construct version (the JSON `covenant status --output json` prints), a page
+/// of constructs at a time: `total`, and `next` (the offset of the next page) while there is
+/// one.
+async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>) -> Response {
+    let Page { limit, offset } = query.0;
+    let limit = limit.clamp(1, 1000);
+    let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
+    let usage = tokio::task::spawn_blocking(move || {
+        crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1)
+    })
+    .await;
+    match usage {
+        Ok(Ok(mut usage)) => {
+            let all = usage["constructs"].as_array().cloned().unwrap_or_default();
+            let total = all.len();
+            let page: Vec<serde_json::Value> = all.into_iter().skip(offset).take(limit).collect();
+            usage["constructs"] = serde_json::Value::Array(page);
+            usage["total"] = total.into();
+            usage["offset"] = offset.into();
+            usage["limit"] = limit.into();
+            if offset + limit < total {
+                usage["next"] = (offset + limit).into();
+            }
+            axum::Json(usage).into_response()
+        }
+        Ok(Err(e)) => Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cluster-unavailable",
+            "Cluster state unavailable",
+            e.to_string(),
+        )
+        .into_response(),
+        Err(e) => {
+            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "status-failed", "Status failed", e.to_string())
+                .into_response()
+        }
+    }
 }
 
 async fn audit(State(state): State<AppState>) -> Response {

@@ -70,6 +70,8 @@ pub struct AppState {
     pub buffered: Arc<tokio::sync::Semaphore>,
     /// What a review that cannot be judged in time gets: allowed with a warning, or refused.
     pub failure_policy: crate::config::FailurePolicy,
+    /// The construct and consumer kinds `/api/v0/status` reads.
+    pub kinds: Arc<(Vec<String>, Vec<String>)>,
 }
 
 /// The cluster view as the server uses it: every lookup timed into
@@ -149,6 +151,7 @@ impl AppState {
             in_flight_limit: config.reviews_in_flight,
             buffered: Arc::new(tokio::sync::Semaphore::new(config.buffered_bytes)),
             failure_policy: config.failure_policy,
+            kinds: Arc::new((config.construct_kinds.clone(), config.consumer_kinds.clone())),
         })
     }
 }
