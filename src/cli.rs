@@ -699,7 +699,8 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             let name = args.old.to_string_lossy().into_owned();
             let from = args.new.to_string_lossy().into_owned();
             let cluster = OfflineCluster::load_dir(dir)?;
-            (published_version(&cluster, &name, &from)?, published_version(&cluster, &name, to)?)
+            let at = |v: &str| crate::families::construct::published_at(&cluster, None, &name, v);
+            (at(&from).map_err(anyhow::Error::msg)?, at(to).map_err(anyhow::Error::msg)?)
         }
     };
     let policy = |family: &str| {
@@ -713,35 +714,6 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
     }
     Ok(if d.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The published construct of logical name `name` at exactly `version`.
-fn published_version(
-    cluster: &OfflineCluster,
-    name: &str,
-    version: &str,
-) -> anyhow::Result<serde_json::Value> {
-    use crate::families::construct::{declared_version, logical_name, GROUP, KINDS};
-    let mut found = Vec::new();
-    let mut published = Vec::new();
-    for kind in KINDS {
-        for o in cluster.list(GROUP, kind, None, None).unwrap_or_default() {
-            if logical_name(&o) != name {
-                continue;
-            }
-            let v = declared_version(&o).unwrap_or("(unversioned)").to_string();
-            if v == version {
-                found.push((*o).clone());
-            }
-            published.push(v);
-        }
-    }
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 if published.is_empty() => bail!("no construct named \"{name}\" is published in the context"),
-        0 => bail!("\"{name}\" is not published at {version} (published: {})", published.join(", ")),
-        n => bail!("{n} objects publish \"{name}\" at {version}; refusing to pick one"),
-    }
 }
 
 fn explain(id: &str) -> anyhow::Result<ExitCode> {

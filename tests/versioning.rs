@@ -727,3 +727,40 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     assert_eq!(page["next"], 1);
     assert_eq!(page["constructs"][0], cli["constructs"][0]);
 }
+
+/// `/api/v0/compare` answers the contract diff of two published versions, byte for byte what
+/// `covenant diff --context DIR NAME FROM TO` prints, as markdown and as JSON; a version not
+/// published is a 404 naming what is.
+#[tokio::test]
+async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
+    let dir = common::fixtures().join("openchoreo/published");
+    let cluster: std::sync::Arc<dyn ClusterView> =
+        std::sync::Arc::new(OfflineCluster::load_dir(&dir).unwrap());
+    let server =
+        common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
+    for (output, query) in [("markdown", "&output=markdown"), ("json", "")] {
+        let cli = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["diff", "--output", output, "--context"])
+            .arg(&dir)
+            .args(["ruby-service", "1.1.0", "2.0.0"])
+            .output()
+            .unwrap();
+        let url = format!(
+            "http://{}/api/v0/compare?kind=ClusterComponentType&name=ruby-service&from=1.1.0&to=2.0.0{query}",
+            server.admin
+        );
+        let admin = reqwest::get(url).await.unwrap();
+        assert_eq!(admin.status(), 200);
+        let body = admin.bytes().await.unwrap();
+        assert!(!cli.stdout.is_empty());
+        assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(&cli.stdout), "{output}");
+    }
+    let missing =
+        reqwest::get(format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=3.0.0", server.admin))
+            .await
+            .unwrap();
+    assert_eq!(missing.status(), 404);
+    let problem: Value = missing.json().await.unwrap();
+    assert!(problem["detail"].as_str().unwrap().contains("not published at 3.0.0 (published:"), "{problem}");
+}

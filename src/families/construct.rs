@@ -949,6 +949,37 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
     }
 }
 
+/// The published construct of logical name `name` at exactly `version`, of `kind` (or of any
+/// construct kind): what `covenant diff --context DIR NAME FROM TO` and `/api/v0/compare`
+/// compare. An error names what is published instead.
+pub fn published_at(
+    cluster: &dyn crate::cluster::ClusterView,
+    kind: Option<&str>,
+    name: &str,
+    version: &str,
+) -> Result<Value, String> {
+    let mut found = Vec::new();
+    let mut published = Vec::new();
+    for k in KINDS.iter().filter(|k| kind.is_none_or(|want| want == **k)) {
+        for o in cluster.list(GROUP, k, None, None).map_err(|e| e.to_string())? {
+            if logical_name(&o) != name {
+                continue;
+            }
+            let v = declared_version(&o).unwrap_or("(unversioned)").to_string();
+            if v == version {
+                found.push((*o).clone());
+            }
+            published.push(v);
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 if published.is_empty() => Err(format!("no construct named \"{name}\" is published")),
+        0 => Err(format!("\"{name}\" is not published at {version} (published: {})", published.join(", "))),
+        n => Err(format!("{n} objects publish \"{name}\" at {version}; refusing to pick one")),
+    }
+}
+
 /// An UPDATE: the contract diff against the declared move, and majors as new objects.
 fn evolution(
     old: &Value,

@@ -18,10 +18,11 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/api/v0/audit", get(audit))
         .route("/api/v0/status", get(status))
+        .route("/api/v0/compare", get(compare))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
             p.detail = format!(
-                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit and /api/v0/status",
+                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit, /api/v0/status and /api/v0/compare",
                 uri.path()
             );
             p
@@ -101,6 +102,57 @@ async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>
         .into_response(),
         Err(e) => {
             Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "status-failed", "Status failed", e.to_string())
+                .into_response()
+        }
+    }
+}
+
+/// `?kind=&name=&from=&to=&output=` of `/api/v0/compare`.
+#[derive(Debug, serde::Deserialize)]
+struct Compare {
+    #[serde(default)]
+    kind: Option<String>,
+    name: String,
+    from: String,
+    to: String,
+    #[serde(default)]
+    output: Option<String>,
+}
+
+/// The contract diff of two published versions of a construct: JSON (the default) or
+/// markdown (`output=markdown`), the same bytes `covenant diff --context DIR NAME FROM TO`
+/// prints for the same objects.
+async fn compare(State(state): State<AppState>, query: axum::extract::Query<Compare>) -> Response {
+    let q = query.0;
+    let (cluster, stability) = (state.cluster.clone(), state.stability.clone());
+    let markdown = matches!(q.output.as_deref(), Some("markdown" | "md"));
+    let answer = tokio::task::spawn_blocking(move || {
+        let at = |v: &str| {
+            crate::families::construct::published_at(cluster.as_ref(), q.kind.as_deref(), &q.name, v)
+        };
+        let (old, new) = (at(&q.from)?, at(&q.to)?);
+        let policy = |family: &str| {
+            stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
+        };
+        crate::report::diff::compute(&old, &new, policy).map_err(|e| e.to_string())
+    })
+    .await;
+    match answer {
+        Ok(Ok(d)) if markdown => (
+            [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+            crate::report::diff::render_markdown(&d),
+        )
+            .into_response(),
+        Ok(Ok(d)) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            format!("{}\n", crate::report::diff::render_json(&d)),
+        )
+            .into_response(),
+        Ok(Err(why)) => {
+            Problem::new(StatusCode::NOT_FOUND, "not-published", "Not published", why).into_response()
+        }
+        Err(e) => {
+            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "compare-failed", "Compare failed", e.to_string())
                 .into_response()
         }
     }

@@ -72,6 +72,8 @@ pub struct AppState {
     pub failure_policy: crate::config::FailurePolicy,
     /// The construct and consumer kinds `/api/v0/status` reads.
     pub kinds: Arc<(Vec<String>, Vec<String>)>,
+    /// The stability policies `/api/v0/compare` judges by, as `covenant diff` does.
+    pub stability: Arc<std::collections::BTreeMap<String, crate::rules::evolution::Stability>>,
 }
 
 /// The cluster view as the server uses it: every lookup timed into
@@ -152,6 +154,7 @@ impl AppState {
             buffered: Arc::new(tokio::sync::Semaphore::new(config.buffered_bytes)),
             failure_policy: config.failure_policy,
             kinds: Arc::new((config.construct_kinds.clone(), config.consumer_kinds.clone())),
+            stability: Arc::new(config.stability.clone()),
         })
     }
 }
