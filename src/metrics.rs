@@ -1,7 +1,9 @@
 //! Prometheus metrics, registered into a registry passed in (no globals), with bounded
 //! labels only: never a namespace, object name, user, path or error text.
 
-use prometheus::{Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use prometheus::{
+    Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+};
 
 /// Every metric covenant exports.
 #[derive(Clone, Debug)]
@@ -44,6 +46,18 @@ pub struct Metrics {
     /// (`accept_failed`, `handshake_failed`, `handshake_timeout`, `idle_closed`, `error`) —
     /// counted, and logged only at a bounded rate.
     pub connection_events: IntCounterVec,
+    /// `covenant_upgrade_gap`: constructs that declare no version (the number to watch reach
+    /// zero).
+    pub upgrade_gap: IntGauge,
+    /// `covenant_construct_consumers{kind,name,version,how}`: consumers per construct version,
+    /// `how` pinned, floating or frozen (in a release).
+    pub construct_consumers: IntGaugeVec,
+    /// `covenant_consumers_below_newest{kind,name}`: live consumers resolved below the newest
+    /// supported version.
+    pub consumers_below_newest: IntGaugeVec,
+    /// `covenant_consumers_outside_window{kind,name}`: live consumers resolved outside the
+    /// support window.
+    pub consumers_outside_window: IntGaugeVec,
 }
 
 /// The events `connection_events` counts.
@@ -54,6 +68,34 @@ pub const CONNECTION_EVENTS: &[&str] =
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
 
 impl Metrics {
+    /// Set the upgrade-picture gauges from `covenant status`'s JSON, replacing what a
+    /// construct no longer published left behind. Labels are bounded by the constructs the
+    /// platform publishes.
+    pub fn set_usage(&self, usage: &serde_json::Value) {
+        self.construct_consumers.reset();
+        self.consumers_below_newest.reset();
+        self.consumers_outside_window.reset();
+        self.upgrade_gap.set(usage["upgradeGap"].as_i64().unwrap_or(0));
+        let count = |v: &serde_json::Value| v.as_array().map_or(0, Vec::len) as i64;
+        for c in usage["constructs"].as_array().into_iter().flatten() {
+            let (kind, name) = (c["kind"].as_str().unwrap_or(""), c["name"].as_str().unwrap_or(""));
+            for v in c["versions"].as_array().into_iter().flatten() {
+                let version = v["version"].as_str().unwrap_or("");
+                for how in ["pinned", "floating", "frozen"] {
+                    self.construct_consumers
+                        .with_label_values(&[kind, name, version, how])
+                        .set(count(&v["consumers"][how]));
+                }
+            }
+            self.consumers_below_newest
+                .with_label_values(&[kind, name])
+                .set(c["belowNewest"].as_i64().unwrap_or(0));
+            self.consumers_outside_window
+                .with_label_values(&[kind, name])
+                .set(c["outsideWindow"].as_i64().unwrap_or(0));
+        }
+    }
+
     /// Register every metric into `registry`.
     pub fn register(registry: &Registry) -> prometheus::Result<Metrics> {
         let ns = |name: &str, help: &str| Opts::new(name, help).namespace("covenant");
@@ -126,6 +168,32 @@ impl Metrics {
             ns("connection_events_total", "What befell connections, by listener and event."),
             &["listener", "event"],
         )?;
+        let upgrade_gap = IntGauge::with_opts(ns("upgrade_gap", "Constructs that declare no version."))?;
+        let construct_consumers = IntGaugeVec::new(
+            ns(
+                "construct_consumers",
+                "Consumers per construct version, pinned, floating or frozen in a release.",
+            ),
+            &["kind", "name", "version", "how"],
+        )?;
+        let consumers_below_newest = IntGaugeVec::new(
+            ns(
+                "consumers_below_newest",
+                "Live consumers resolved below the newest supported version, by construct.",
+            ),
+            &["kind", "name"],
+        )?;
+        let consumers_outside_window = IntGaugeVec::new(
+            ns(
+                "consumers_outside_window",
+                "Live consumers resolved outside the support window, by construct.",
+            ),
+            &["kind", "name"],
+        )?;
+        for m in [&construct_consumers, &consumers_below_newest, &consumers_outside_window] {
+            registry.register(Box::new(m.clone()))?;
+        }
+        registry.register(Box::new(upgrade_gap.clone()))?;
         registry.register(Box::new(connections_open.clone()))?;
         registry.register(Box::new(connection_events.clone()))?;
         for listener in ["webhook", "admin"] {
@@ -159,6 +227,10 @@ impl Metrics {
             audit_runs.with_label_values(&[result]);
         }
         Ok(Metrics {
+            upgrade_gap,
+            construct_consumers,
+            consumers_below_newest,
+            consumers_outside_window,
             requests,
             duration,
             findings,

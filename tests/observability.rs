@@ -142,6 +142,14 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
 
     let metrics = server.metrics().await;
     assert!(metrics.contains("covenant_audit_findings{kind=\"Component\",rule=\"CVN-406\"} 1"), "{metrics}");
+    // The upgrade picture: the release froze ruby-service 1.1.0; nothing lacks a version.
+    for line in [
+        "covenant_upgrade_gap 0",
+        "covenant_construct_consumers{how=\"frozen\",kind=\"ClusterComponentType\",name=\"ruby-service\",version=\"1.1.0\"} 1",
+        "covenant_consumers_outside_window{kind=\"ClusterComponentType\",name=\"ruby-service\"} 0",
+    ] {
+        assert!(metrics.contains(line), "{line} missing from\n{metrics}");
+    }
     for name in &names {
         let exported = metrics.lines().any(|l| {
             l.starts_with(&format!("{name}{{"))

@@ -692,6 +692,9 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     assert_eq!(at("1.1.0")["floating"], json!(["Component bakery/jobs"]));
     assert_eq!(at("1.1.0")["frozen"], json!(["ComponentRelease chess/chess-render-7449b895f4"]));
     assert_eq!(ruby["unresolved"][0]["consumer"], "Component bakery/old");
+    // 2.0.0 has no minor yet, so 1.x is still supported; api and jobs are behind the newest.
+    assert_eq!((ruby["window"].as_str(), ruby["newest"].as_str()), (Some("1.x–2.x"), Some("2.0.0")));
+    assert_eq!((ruby["belowNewest"].as_u64(), ruby["outsideWindow"].as_u64()), (Some(2), Some(0)));
     let otel =
         cli["constructs"].as_array().unwrap().iter().find(|c| c["name"] == "otel-instrumentation").unwrap();
     let frozen = &otel["versions"].as_array().unwrap().iter().find(|x| x["version"] == "2.0.0").unwrap()

@@ -350,20 +350,54 @@ fn pin(
     }
 }
 
+/// The supported range of a logical construct: the current major, plus the previous major
+/// until the current major reaches its next minor; and the newest supported version.
+#[derive(Clone, Debug)]
+pub struct SupportWindow {
+    /// The lowest supported major.
+    pub lowest: u64,
+    /// The current major.
+    pub current: u64,
+    /// The newest release of the current major.
+    pub newest: semver::Version,
+}
+
+impl SupportWindow {
+    /// The window of these published versions (pre-releases do not move it).
+    pub fn of(list: &[Published]) -> Option<SupportWindow> {
+        let plain: Vec<&semver::Version> =
+            list.iter().filter_map(|p| p.version.as_ref()).filter(|v| v.pre.is_empty()).collect();
+        let current = plain.iter().map(|v| v.major).max()?;
+        let current_has_minor = plain.iter().any(|v| v.major == current && v.minor > 0);
+        let lowest = if current_has_minor || current == 0 { current } else { current - 1 };
+        let newest = plain.iter().filter(|v| v.major == current).max().map(|v| (*v).clone())?;
+        Some(SupportWindow { lowest, current, newest })
+    }
+
+    /// Whether a version is inside the window.
+    pub fn supports(&self, v: &semver::Version) -> bool {
+        v.major >= self.lowest
+    }
+
+    /// `1.x–2.x`, or `2.x`.
+    pub fn range(&self) -> String {
+        if self.lowest == self.current {
+            format!("{}.x", self.current)
+        } else {
+            format!("{}.x–{}.x", self.lowest, self.current)
+        }
+    }
+}
+
 /// CVN-411: a pin below the supported range — the current major, plus the previous major
 /// until the current major reaches its next minor.
 fn window(r: &Reference, resolved: &Published, list: &[Published], cx: &mut Context<'_>) {
-    let plain: Vec<&semver::Version> =
-        list.iter().filter_map(|p| p.version.as_ref()).filter(|v| v.pre.is_empty()).collect();
-    let Some(current) = plain.iter().map(|v| v.major).max() else { return };
-    let current_has_minor = plain.iter().any(|v| v.major == current && v.minor > 0);
-    let lowest = if current_has_minor || current == 0 { current } else { current - 1 };
+    let Some(w) = SupportWindow::of(list) else { return };
     let Some(v) = &resolved.version else { return };
-    if v.major >= lowest {
+    if w.supports(v) {
         return;
     }
-    let newest = plain.iter().filter(|v| v.major == current).max().map(|v| v.to_string()).unwrap_or_default();
-    let range = if lowest == current { format!("{current}.x") } else { format!("{lowest}.x–{current}.x") };
+    let (newest, range) = (w.newest.to_string(), w.range());
     let pin = if r.pin.is_empty() { "(floating)".to_string() } else { r.pin.clone() };
     let args =
         vec![("pin", pin), ("range", format!("{range} of {} (newest supported: {newest})", r.logical))];
@@ -692,17 +726,35 @@ pub fn usage(
             }
             let version_of = |p: &Published| p.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| p.object.clone());
             let default = published.iter().find(|(p, _)| p.default).map(|(p, _)| version_of(p));
+            let list: Vec<Published> = published.iter().map(|(p, _)| p.clone()).collect();
+            let window = SupportWindow::of(&list);
+            let (mut below_newest, mut outside) = (0, 0);
             let versions: Vec<Value> = published
                 .iter()
                 .map(|(p, _)| {
                     let v = version_of(p);
                     let of = |m: &BTreeMap<String, Vec<String>>| m.get(&v).cloned().unwrap_or_default();
-                    serde_json::json!({"version": v, "object": p.object, "default": p.default,
+                    // Releases are frozen on purpose: only live pins and floats count as behind.
+                    let using = of(&e.pinned).len() + of(&e.floating).len();
+                    let supported = match (&window, &p.version) {
+                        (Some(w), Some(version)) => {
+                            if version < &w.newest {
+                                below_newest += using;
+                            }
+                            w.supports(version)
+                        }
+                        _ => false,
+                    };
+                    if !supported {
+                        outside += using;
+                    }
+                    serde_json::json!({"version": v, "object": p.object, "default": p.default, "supported": supported,
                         "consumers": {"pinned": of(&e.pinned), "floating": of(&e.floating), "frozen": of(&e.frozen)}})
                 })
                 .collect();
             serde_json::json!({"kind": kind, "namespace": namespace, "name": name, "default": default,
-                "versions": versions, "unresolved": e.unresolved})
+                "newest": window.as_ref().map(|w| w.newest.to_string()), "window": window.as_ref().map(SupportWindow::range),
+                "versions": versions, "belowNewest": below_newest, "outsideWindow": outside, "unresolved": e.unresolved})
         })
         .collect();
     Ok(serde_json::json!({"constructs": list, "upgradeGap": gap}))

@@ -51,6 +51,15 @@ async fn metrics(State(state): State<AppState>) -> Response {
     for (resource, up) in state.cluster.watch_health() {
         state.metrics.watch_up.with_label_values(&[resource.as_str()]).set(i64::from(up));
     }
+    // The upgrade picture, from the cluster view's caches; without cluster state it is left out.
+    let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
+    let usage = tokio::task::spawn_blocking(move || {
+        crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1).ok()
+    })
+    .await;
+    if let Ok(Some(usage)) = usage {
+        state.metrics.set_usage(&usage);
+    }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
