@@ -44,6 +44,10 @@ pub enum Command {
     /// default, and its consumers per version (pinned, floating, frozen in releases), from the
     /// objects in --context, resolved as the webhook resolves them.
     Status(StatusArgs),
+    /// Will these manifests still apply on the newest supported version? For every consumer
+    /// pinned below it (or below --to): the pin move, the contract diff, and whether the
+    /// consumer validates against the target; --write moves the pins of those that would.
+    Upgrade(UpgradeArgs),
     /// Print one rule's documentation.
     Explain {
         /// A rule id such as CVN-101.
@@ -79,6 +83,31 @@ pub struct StatusArgs {
     /// Output format: a table, or the JSON the admin listener serves at /api/v0/status.
     #[arg(long, value_enum, default_value_t = RulesOutput::Text)]
     pub output: RulesOutput,
+}
+
+/// `covenant upgrade`.
+#[derive(Debug, clap::Args)]
+pub struct UpgradeArgs {
+    /// Consumer manifests: files or directories.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The published constructs (and anything else the checks need) standing in for the
+    /// cluster.
+    #[arg(long)]
+    pub context: PathBuf,
+    /// The target version (default: the newest supported one of each construct).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Move the `version:` pin in place for every consumer that would still validate, every
+    /// other byte kept.
+    #[arg(long)]
+    pub write: bool,
+    /// Config file; default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output: text, JSON, or one pull-request body per consumer.
+    #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
 }
 
 /// `covenant config …`
@@ -336,6 +365,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check(args),
         Command::Diff(args) => diff(args),
         Command::Status(args) => status(args),
+        Command::Upgrade(args) => upgrade(args),
         Command::Explain { id } => explain(&id),
         Command::Rules { output } => {
             print!("{}", rules_listing(output));
@@ -430,6 +460,110 @@ pub fn status_table(usage: &serde_json::Value) -> String {
     }
     let _ = writeln!(out, "upgrade gap: {} construct(s) declare no version", usage["upgradeGap"]);
     out
+}
+
+fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    use std::fmt::Write;
+    let config = load_config(args.config.as_ref())?;
+    let engine = Engine::new(&config);
+    let cluster = OfflineCluster::load_dir(&args.context)?;
+    let to = match &args.to {
+        Some(v) => Some(
+            semver::Version::parse(v)
+                .with_context(|| format!("--to {v}: not a MAJOR.MINOR.PATCH version"))?,
+        ),
+        None => None,
+    };
+    let (mut text, mut markdown, mut json) = (String::new(), String::new(), Vec::new());
+    let mut wrote = 0;
+    for path in &args.paths {
+        for file in
+            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let name = file.display().to_string();
+            let mut source = std::fs::read_to_string(&file).with_context(|| format!("cannot read {name}"))?;
+            for doc in crate::source::parse_stream(&source.clone()).0 {
+                let kind =
+                    doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+                let ns = doc.value.pointer("/metadata/namespace").and_then(serde_json::Value::as_str);
+                let obj =
+                    doc.value.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+                let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
+                for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref()) {
+                    let plan = match plan {
+                        Ok(p) => p,
+                        Err(why) => {
+                            let _ = writeln!(text, "{name}: {who}: cannot plan: {why}");
+                            json.push(serde_json::json!({"file": name, "consumer": who, "error": why}));
+                            continue;
+                        }
+                    };
+                    let pin = if plan.pin.is_empty() {
+                        "(floating)".to_string()
+                    } else {
+                        format!("\"{}\"", plan.pin)
+                    };
+                    let _ = writeln!(
+                        text,
+                        "{name}: {who}: {} {} {pin} resolves to {}; target {}: move the pin to \"{}\" (implied {})",
+                        plan.kind, plan.name, plan.from, plan.to, plan.new_pin, plan.diff.implied().as_str()
+                    );
+                    let verdict = if plan.applies() { "would still apply" } else { "would NOT apply" };
+                    let _ = writeln!(text, "  {verdict}");
+                    for f in &plan.findings {
+                        let _ = writeln!(
+                            text,
+                            "    {} {} {}: {}",
+                            f.action.as_str(),
+                            f.rule.id,
+                            f.pointer,
+                            f.message
+                        );
+                    }
+                    let _ = writeln!(
+                        markdown,
+                        "## Upgrade {who}: {} {} {} → {}\n\nPin {pin} → \"{}\". **{verdict}.**\n",
+                        plan.kind, plan.name, plan.from, plan.to, plan.new_pin
+                    );
+                    for f in &plan.findings {
+                        let _ = writeln!(markdown, "- `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                    }
+                    let _ = writeln!(markdown, "\n{}", crate::report::diff::render_markdown(&plan.diff));
+                    let mut entry = plan.to_json();
+                    entry["file"] = name.clone().into();
+                    entry["consumer"] = who.clone().into();
+                    if args.write && plan.applies() {
+                        match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
+                            Some(updated) => {
+                                source = updated;
+                                std::fs::write(&file, &source)
+                                    .with_context(|| format!("cannot write {name}"))?;
+                                wrote += 1;
+                                entry["written"] = true.into();
+                                let _ = writeln!(text, "  wrote the pin \"{}\"", plan.new_pin);
+                            }
+                            None => {
+                                let _ = writeln!(text, "  not written: the reference writes no version to move (add `version: \"{}\"`)", plan.new_pin);
+                            }
+                        }
+                    }
+                    json.push(entry);
+                }
+            }
+        }
+    }
+    match args.output {
+        DiffOutput::Text => {
+            print!("{text}");
+            println!("{} upgrade(s) planned", json.len());
+            if args.write {
+                println!("{wrote} pin(s) written");
+            }
+        }
+        DiffOutput::Json => println!("{:#}", serde_json::Value::Array(json)),
+        DiffOutput::Markdown => print!("{markdown}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load_config(path: Option<&PathBuf>) -> anyhow::Result<Config> {

@@ -29,4 +29,5 @@ pub mod source;
 pub mod strict;
 pub mod subject;
 pub mod telemetry;
+pub mod upgrade;
 pub mod versioning;

@@ -767,3 +767,89 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     let problem: Value = missing.json().await.unwrap();
     assert!(problem["detail"].as_str().unwrap().contains("not published at 3.0.0 (published:"), "{problem}");
 }
+
+/// `covenant upgrade` over the seed's worked example: ruby-service 1.1.0 → 2.0.0 removes
+/// `xlarge`, so a consumer using it is told it would not apply (naming the finding) and one
+/// using `medium` that it would; `--write` moves only the latter's pin, every other byte
+/// kept; the admin API answers the same per stored consumer.
+#[tokio::test]
+async fn upgrade_says_whether_each_manifest_would_still_apply() {
+    let published = common::fixtures().join("openchoreo/published");
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: web\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType:\n    kind: ClusterComponentType\n    name: deployment/ruby-service\n    version: \"1\"\n  parameters:\n    sizeClass: xlarge\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: api\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType:\n    kind: ClusterComponentType\n    name: deployment/ruby-service\n    version: '1'   # the stable line\n  parameters:\n    sizeClass: medium\n";
+    let file = dir.path().join("components.yaml");
+    std::fs::write(&file, manifest).unwrap();
+    let run = |extra: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["upgrade", "--context"])
+            .arg(&published)
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run(&["--output", "json"])).unwrap();
+    let plans = json.as_array().unwrap();
+    assert_eq!(plans.len(), 2, "{json}");
+    let web = plans.iter().find(|p| p["consumer"] == "Component bakery/web").unwrap();
+    assert_eq!(
+        (web["from"].as_str(), web["to"].as_str(), web["newPin"].as_str()),
+        (Some("1.1.0"), Some("2.0.0"), Some("2"))
+    );
+    assert_eq!(web["implied"], "MAJOR");
+    assert_eq!(web["applies"], false);
+    assert_eq!(web["findings"][0]["pointer"], "/spec/parameters/sizeClass");
+    assert!(web["findings"][0]["message"].as_str().unwrap().contains("\"xlarge\""), "{web}");
+    let api = plans.iter().find(|p| p["consumer"] == "Component bakery/api").unwrap();
+    assert_eq!(api["applies"], true, "{api}");
+    let md = run(&["--output", "markdown"]);
+    assert!(
+        md.contains("## Upgrade Component bakery/web: ClusterComponentType ruby-service 1.1.0 → 2.0.0"),
+        "{md}"
+    );
+    assert!(md.contains("**would NOT apply.**") && md.contains("## Contract diff"), "{md}");
+    // --to a version already reached plans nothing.
+    assert!(run(&["--to", "1.1.0"]).contains("0 upgrade(s) planned"));
+
+    let text = run(&["--write"]);
+    assert!(text.contains("1 pin(s) written"), "{text}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        written,
+        manifest.replace("version: '1'   # the stable line", "version: '2'   # the stable line")
+    );
+
+    // The admin API, per stored consumer.
+    let mut objects: Vec<Value> = Vec::new();
+    for f in covenant::report::discover(&published).unwrap() {
+        objects.extend(
+            covenant::source::parse_stream(&std::fs::read_to_string(f).unwrap())
+                .0
+                .into_iter()
+                .map(|d| d.value),
+        );
+    }
+    objects.extend(covenant::source::parse_stream(manifest).0.into_iter().map(|d| d.value));
+    let cluster: std::sync::Arc<dyn ClusterView> = std::sync::Arc::new(OfflineCluster::from_objects(objects));
+    let server =
+        common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
+    let got: Value = reqwest::get(format!(
+        "http://{}/api/v0/upgrade?kind=Component&namespace=bakery&name=web",
+        server.admin
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(got[0]["applies"], false, "{got}");
+    assert_eq!(got[0]["findings"], web["findings"]);
+    assert_eq!(got[0]["diff"], web["diff"]);
+    let missing = reqwest::get(format!("http://{}/api/v0/upgrade?kind=Component&name=nope", server.admin))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}

@@ -19,10 +19,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v0/audit", get(audit))
         .route("/api/v0/status", get(status))
         .route("/api/v0/compare", get(compare))
+        .route("/api/v0/upgrade", get(upgrade))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
             p.detail = format!(
-                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit, /api/v0/status and /api/v0/compare",
+                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit, /api/v0/status, /api/v0/compare and /api/v0/upgrade",
                 uri.path()
             );
             p
@@ -162,6 +163,59 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
         }
         Err(e) => {
             Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "compare-failed", "Compare failed", e.to_string())
+                .into_response()
+        }
+    }
+}
+
+/// `?kind=&namespace=&name=&to=` of `/api/v0/upgrade`.
+#[derive(Debug, serde::Deserialize)]
+struct Upgrade {
+    kind: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    name: String,
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// What happens to one stored consumer if it moves to the newest supported version (or
+/// `to`): per reference, the pin move, the contract diff and whether it would still apply —
+/// the entries `covenant upgrade --output json` prints.
+async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgrade>) -> Response {
+    let q = query.0;
+    let to = match q.to.as_deref().map(semver::Version::parse).transpose() {
+        Ok(to) => to,
+        Err(e) => {
+            let detail = format!("to={}: not a MAJOR.MINOR.PATCH version ({e})", q.to.unwrap_or_default());
+            return Problem::new(StatusCode::BAD_REQUEST, "bad-version", "Bad version", detail)
+                .into_response();
+        }
+    };
+    let (cluster, engine) = (state.cluster.clone(), state.engine.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        let objects = cluster
+            .list(crate::families::construct::GROUP, &q.kind, q.namespace.as_deref(), None)
+            .map_err(|e| e.to_string())?;
+        let consumer = objects
+            .iter()
+            .find(|o| {
+                o.pointer("/metadata/name").and_then(serde_json::Value::as_str) == Some(q.name.as_str())
+            })
+            .ok_or_else(|| format!("no {} named {} is stored", q.kind, q.name))?;
+        let plans: Vec<serde_json::Value> =
+            crate::upgrade::plan(&engine, cluster.as_ref(), consumer, to.as_ref())
+                .into_iter()
+                .map(|p| p.map(|p| p.to_json()).unwrap_or_else(|why| serde_json::json!({"error": why})))
+                .collect();
+        Ok::<_, String>(plans)
+    })
+    .await;
+    match answer {
+        Ok(Ok(plans)) => axum::Json(plans).into_response(),
+        Ok(Err(why)) => Problem::new(StatusCode::NOT_FOUND, "not-found", "Not found", why).into_response(),
+        Err(e) => {
+            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "upgrade-failed", "Upgrade failed", e.to_string())
                 .into_response()
         }
     }
