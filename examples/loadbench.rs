@@ -43,7 +43,10 @@ fn spawn(name: &'static str, pinned: bool, bin: &Path, args: &[String]) -> Child
     } else {
         Command::new(bin)
     };
-    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+    // The server's log goes to a file beside the binaries, to read when a round fails.
+    let log = std::env::temp_dir().join(format!("loadbench-{name}.log"));
+    let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    cmd.args(args).stdout(Stdio::null()).stderr(stderr);
     cmd.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", bin.display()))
 }
 
@@ -75,10 +78,27 @@ async fn connect(
     addr: SocketAddr,
     tls: &tokio_rustls::TlsConnector,
 ) -> TokioIo<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tcp.set_nodelay(true).unwrap();
-    let stream = tls.connect(ServerName::try_from("localhost").unwrap(), tcp).await.unwrap();
-    TokioIo::new(stream)
+    // A connection refused or reset while the previous round's are still closing is tried
+    // again; only a server that keeps refusing ends the bench.
+    let mut last = None;
+    for attempt in 0..5 {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+        }
+        let tcp = match tokio::net::TcpStream::connect(addr).await {
+            Ok(t) => t,
+            Err(e) => {
+                last = Some(e);
+                continue;
+            }
+        };
+        tcp.set_nodelay(true).unwrap();
+        match tls.connect(ServerName::try_from("localhost").unwrap(), tcp).await {
+            Ok(stream) => return TokioIo::new(stream),
+            Err(e) => last = Some(e),
+        }
+    }
+    panic!("cannot connect to {addr}: {last:?}")
 }
 
 fn request(body: &Bytes) -> hyper::Request<Full<Bytes>> {

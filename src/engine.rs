@@ -201,6 +201,16 @@ impl Engine {
         cx
     }
 
+    /// Whether judging this admitted subject is quick work that needs no thread of its own:
+    /// no family claims its kind, so evaluating it only reads the exemptions. The webhook
+    /// answers such a review on the connection's worker; everything else goes to the
+    /// blocking pool.
+    pub fn is_quick(&self, subject: &Subject) -> bool {
+        subject.admitted
+            && !subject.gvk.kind.is_empty()
+            && self.families.by_kind(&subject.gvk.group, &subject.gvk.kind).is_none()
+    }
+
     /// Judge a subject.
     pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
         let expired: Vec<String> = self

@@ -52,14 +52,20 @@ async fn metrics(State(state): State<AppState>) -> Response {
     for (resource, up) in state.cluster.watch_health() {
         state.metrics.watch_up.with_label_values(&[resource.as_str()]).set(i64::from(up));
     }
-    // The upgrade picture, from the cluster view's caches; without cluster state it is left out.
-    let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
-    let usage = tokio::task::spawn_blocking(move || {
-        crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1).ok()
-    })
-    .await;
-    if let Ok(Some(usage)) = usage {
-        state.metrics.set_usage(&usage);
+    // The upgrade picture, from the cluster view's caches; without cluster state it is left
+    // out. A scrape waits for it briefly and never on a slow cluster: the refresh finishes in
+    // the background and the next scrape shows it; one refresh at a time.
+    use std::sync::atomic::Ordering;
+    if !state.usage_refreshing.swap(true, Ordering::AcqRel) {
+        let (cluster, kinds, metrics) = (state.cluster.clone(), state.kinds.clone(), state.metrics.clone());
+        let refreshing = state.usage_refreshing.clone();
+        let refresh = tokio::task::spawn_blocking(move || {
+            if let Ok(usage) = crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1) {
+                metrics.set_usage(&usage);
+            }
+            refreshing.store(false, Ordering::Release);
+        });
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(250), refresh).await;
     }
     let body = crate::metrics::render(&state.registry);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()

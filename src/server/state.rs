@@ -72,6 +72,9 @@ pub struct AppState {
     pub failure_policy: crate::config::FailurePolicy,
     /// The construct and consumer kinds `/api/v0/status` reads.
     pub kinds: Arc<(Vec<String>, Vec<String>)>,
+    /// Set while the upgrade-picture gauges are being computed, so scrapes never pile up
+    /// lookups behind a slow cluster.
+    pub usage_refreshing: Arc<std::sync::atomic::AtomicBool>,
     /// The stability policies `/api/v0/compare` judges by, as `covenant diff` does.
     pub stability: Arc<std::collections::BTreeMap<String, crate::rules::evolution::Stability>>,
 }
@@ -155,6 +158,7 @@ impl AppState {
             failure_policy: config.failure_policy,
             kinds: Arc::new((config.construct_kinds.clone(), config.consumer_kinds.clone())),
             stability: Arc::new(config.stability.clone()),
+            usage_refreshing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }
 }

@@ -251,6 +251,13 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
         return answer(&state, webhook.as_str(), &review.subject, started, &response);
     }
 
+    // A review no family claims is judged where it stands: there is nothing to judge but the
+    // exemptions, and a hand-off to another thread would cost more than the work.
+    if webhook == Webhook::Validate && state.engine.is_quick(&review.subject) {
+        let verdict = state.engine.evaluate(&review.subject, state.cluster.as_ref());
+        drop((review_turn, bytes_turn));
+        return answer_verdict(&state, review, &verdict, started);
+    }
     // The engine runs on the blocking pool, off the workers that serve connections and
     // probes; the turns are held until it is done, even when its answer is no longer waited
     // for (then it is stopped at its next check).
