@@ -234,18 +234,7 @@ pub fn check_values(
     let owner = format!("the parameters of Package {package}");
     let (docs, syntax) = parse_stream(text);
     if let Some(e) = syntax {
-        let reason = format!("not valid YAML: {}", e.reason);
-        if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {
-            report.entries.push(Entry {
-                file: name.into(),
-                document: e.documents_before,
-                at: e.at,
-                kind: None,
-                name: None,
-                namespace: None,
-                finding: f,
-            });
-        }
+        syntax_finding(report, engine, name, &e);
     }
     for doc in docs {
         report.documents += 1;
@@ -431,6 +420,23 @@ pub fn check_profile(
 /// The capability key of a rendering location (`spec.capabilities.<key>.rendering`).
 fn key_of(base: &crate::schema::pointer::Location) -> String {
     base.path.trim_start_matches("spec.capabilities.").trim_end_matches(".rendering").to_string()
+}
+
+/// CVN-109 for text that stops being YAML, where it stops; whether it was reported.
+fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::source::SyntaxError) -> bool {
+    let reason = format!("not valid YAML: {}", e.reason);
+    let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return false };
+    let at = e.at;
+    report.entries.push(Entry {
+        file: name.into(),
+        document: e.documents_before,
+        at,
+        kind: None,
+        name: None,
+        namespace: None,
+        finding: f,
+    });
+    true
 }
 
 /// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
@@ -659,18 +665,8 @@ pub fn check_each(
             (None, None) => None,
         };
         if let Some(e) = syntax {
-            let reason = format!("not valid YAML: {}", e.reason);
-            if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) {
+            if syntax_finding(&mut report, engine, &source.name, &e) {
                 report.documents += 1;
-                report.entries.push(Entry {
-                    file: source.name.clone(),
-                    document: e.documents_before,
-                    at: e.at,
-                    kind: None,
-                    name: None,
-                    namespace: None,
-                    finding: f,
-                });
             }
         }
     }
