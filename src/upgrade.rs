@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
-use crate::families::construct::{declared_version, logical_name, GROUP};
-use crate::families::consumer::SupportWindow;
+use crate::families::construct::GROUP;
+use crate::families::consumer::{published, references, scope, SupportWindow};
 use crate::report::diff::ContractDiff;
 use crate::rules::Finding;
 use crate::subject::Subject;
@@ -59,23 +59,6 @@ impl Plan {
     }
 }
 
-/// Where a consumer kind names constructs: (pointer, default construct kind).
-fn references(kind: &str, doc: &Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    match kind {
-        "Component" => {
-            out.push(("/spec/componentType".to_string(), "ComponentType".to_string()));
-            let n = doc.pointer("/spec/traits").and_then(Value::as_array).map_or(0, Vec::len);
-            out.extend((0..n).map(|i| (format!("/spec/traits/{i}"), "Trait".to_string())));
-        }
-        "Project" => out.push(("/spec/type".into(), "ClusterProjectType".into())),
-        "Resource" => out.push(("/spec/type".into(), "ResourceType".into())),
-        _ => {}
-    }
-    out.retain(|(p, _)| doc.pointer(p).and_then(|r| r.get("name")).is_some());
-    out
-}
-
 /// The upgrades a consumer has: every reference resolving below the newest supported version
 /// (or below `to`), each judged. An error says why a reference cannot be planned.
 pub fn plan(
@@ -87,31 +70,18 @@ pub fn plan(
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     let namespace = doc.pointer("/metadata/namespace").and_then(Value::as_str);
     let mut out = Vec::new();
-    for (pointer, default_kind) in references(kind, doc) {
-        let Some(reference) = doc.pointer(&pointer) else { continue };
-        let construct_kind =
-            reference.get("kind").and_then(Value::as_str).unwrap_or(&default_kind).to_string();
-        let written = reference.get("name").and_then(Value::as_str).unwrap_or_default();
-        let name = written.rsplit('/').next().unwrap_or(written).to_string();
-        let pin = reference.get("version").and_then(Value::as_str).unwrap_or_default().to_string();
-        let scope = if construct_kind.starts_with("Cluster") { None } else { namespace };
-        let objects = match cluster.list(GROUP, &construct_kind, scope, None) {
-            Ok(o) => o,
-            Err(e) => {
-                out.push(Err(format!("{pointer}: {e}")));
-                continue;
-            }
-        };
-        let mine: Vec<_> = objects.iter().filter(|o| logical_name(o) == name).collect();
-        let published: Vec<Published> = mine
-            .iter()
-            .map(|o| Published {
-                object: o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
-                version: declared_version(o).and_then(|v| semver::Version::parse(v).ok()),
-                default: crate::families::construct::label(o, crate::families::construct::DEFAULT_LABEL)
-                    == Some("true"),
-            })
-            .collect();
+    for r in references(kind, doc) {
+        let (pointer, construct_kind, name, pin) = (r.pointer, r.kind, r.logical, r.pin);
+        let objects =
+            match cluster.list(GROUP, &construct_kind, scope(&construct_kind, namespace).as_deref(), None) {
+                Ok(o) => o,
+                Err(e) => {
+                    out.push(Err(format!("{pointer}: {e}")));
+                    continue;
+                }
+            };
+        let candidates = published(&objects, &name);
+        let published: Vec<Published> = candidates.iter().map(|(p, _)| p.clone()).collect();
         let current = match Pin::parse(&pin)
             .map_err(|e| e.reason)
             .and_then(|p| resolve(&p, &name, &published).map_err(|e| e.to_string()))
@@ -134,7 +104,7 @@ pub fn plan(
             continue;
         }
         let object_at = |v: &semver::Version| {
-            mine.iter().find(|o| declared_version(o) == Some(v.to_string().as_str())).map(|o| (***o).clone())
+            candidates.iter().find(|(p, _)| p.version.as_ref() == Some(v)).map(|(_, o)| (**o).clone())
         };
         let (Some(old), Some(new)) = (object_at(&from), object_at(&target)) else {
             out.push(Err(format!("{pointer}: {construct_kind} {name} is not published at {target}")));

@@ -33,15 +33,15 @@ pub const KINDS: [&str; 5] = ["Component", "Project", "Resource", "ReleaseBindin
 
 /// One place a consumer names a construct.
 #[derive(Clone, Debug)]
-struct Reference {
+pub(crate) struct Reference {
     /// Pointer to the reference object (`/spec/traits/0`).
-    pointer: String,
+    pub(crate) pointer: String,
     /// The construct kind.
-    kind: String,
+    pub(crate) kind: String,
     /// The logical name.
-    logical: String,
+    pub(crate) logical: String,
     /// The pin as written.
-    pin: String,
+    pub(crate) pin: String,
     /// Pointer to the parameters that fill it in, if any.
     parameters: Option<String>,
 }
@@ -60,7 +60,7 @@ fn reference(doc: &Value, pointer: &str, default_kind: &str, parameters: Option<
     })
 }
 
-fn references(kind: &str, doc: &Value) -> Vec<Reference> {
+pub(crate) fn references(kind: &str, doc: &Value) -> Vec<Reference> {
     let mut out = Vec::new();
     match kind {
         "Component" => {
@@ -85,7 +85,7 @@ fn references(kind: &str, doc: &Value) -> Vec<Reference> {
 }
 
 /// Cluster-scoped construct kinds are listed across namespaces.
-fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
+pub(crate) fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
     if kind.starts_with("Cluster") {
         None
     } else {
@@ -94,7 +94,7 @@ fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
 }
 
 /// The published objects of a logical name: labelled with it, or (before the scheme) named it.
-fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value>)> {
+pub(crate) fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value>)> {
     objects
         .iter()
         .filter(|o| {
