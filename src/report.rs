@@ -224,7 +224,7 @@ pub fn check_values(
     text: &str,
     inputs: &crate::families::launcher::Inputs,
 ) {
-    use crate::schema::validate::{validate, Problem, Required};
+    use crate::schema::validate::{validate, Required};
     let Some((package, schema)) = &inputs.parameters else {
         report
             .notes
@@ -241,42 +241,8 @@ pub fn check_values(
         report.checked.push((name.to_string(), doc.index, None, None));
         let at = crate::schema::pointer::Location::default();
         for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
-            let property = if v.at.path.is_empty() { "(values)".to_string() } else { v.at.path.clone() };
-            let said = v.message();
-            let (id, args) = match v.problem {
-                Problem::Undeclared { allowed, nearest, .. } => {
-                    let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
-                    let suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
-                    (
-                        "CVN-102",
-                        vec![
-                            ("property", property),
-                            ("owner", owner.clone()),
-                            ("allowed", allowed),
-                            ("suggestion", suggestion),
-                        ],
-                    )
-                }
-                Problem::Type { expected, found } => (
-                    "CVN-103",
-                    vec![
-                        ("property", property),
-                        ("owner", owner.clone()),
-                        ("expected", expected),
-                        ("found", found),
-                    ],
-                ),
-                _ => (
-                    "CVN-103",
-                    vec![
-                        ("property", property),
-                        ("owner", owner.clone()),
-                        ("expected", said),
-                        ("found", "another value".into()),
-                    ],
-                ),
-            };
-            if let Some(f) = loader_finding(engine, id, &v.at.pointer, args) {
+            let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
+            if let Some(f) = loader_finding(engine, id, &pointer, args) {
                 let at = doc.positions.locate(&f.pointer);
                 report.entries.push(Entry {
                     file: name.into(),
@@ -305,7 +271,7 @@ pub fn check_profile(
     inputs: &crate::families::launcher::Inputs,
     traits: &[String],
 ) {
-    use crate::schema::validate::{validate, Problem, Required};
+    use crate::schema::validate::{validate, Required};
     for doc in parse_stream(text).0 {
         let Some(caps) = doc.value.pointer("/spec/capabilities").and_then(serde_json::Value::as_object)
         else {
@@ -354,72 +320,15 @@ pub fn check_profile(
             };
             let schema = crate::families::launcher::capability_schema(definition);
             let rendering = binding.get("rendering").cloned().unwrap_or_else(|| serde_json::json!({}));
-            let base = crate::schema::pointer::Location::new(
-                format!("{at}/rendering"),
-                format!("spec.capabilities.{key}.rendering"),
-            );
-            let owner = format!("the CapabilityDefinition {trait_type}");
+            // Properties are named below the rendering; the owner says which binding.
+            let base = crate::schema::pointer::Location::new(format!("{at}/rendering"), "");
+            let owner = format!("spec.capabilities.{key} (CapabilityDefinition {trait_type})");
             for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
-                let property = v.at.path.clone();
-                let said = v.message();
-                match v.problem {
-                    Problem::Undeclared { allowed, nearest, .. } => {
-                        let allowed =
-                            if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
-                        let suggestion =
-                            nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
-                        push(
-                            "CVN-102",
-                            v.at.pointer,
-                            vec![
-                                ("property", property),
-                                ("owner", owner.clone()),
-                                ("allowed", allowed),
-                                ("suggestion", suggestion),
-                            ],
-                        );
-                    }
-                    Problem::Missing { key } => {
-                        push(
-                            "CVN-104",
-                            v.at.pointer,
-                            vec![
-                                ("key", key),
-                                ("path", format!("spec.capabilities.{key_}.rendering", key_ = key_of(&base))),
-                            ],
-                        );
-                    }
-                    Problem::Type { expected, found } => {
-                        push(
-                            "CVN-103",
-                            v.at.pointer,
-                            vec![
-                                ("property", property),
-                                ("owner", owner.clone()),
-                                ("expected", expected),
-                                ("found", found),
-                            ],
-                        );
-                    }
-                    _ => push(
-                        "CVN-103",
-                        v.at.pointer,
-                        vec![
-                            ("property", property),
-                            ("owner", owner.clone()),
-                            ("expected", said),
-                            ("found", "another value".into()),
-                        ],
-                    ),
-                }
+                let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
+                push(id, pointer, args);
             }
         }
     }
-}
-
-/// The capability key of a rendering location (`spec.capabilities.<key>.rendering`).
-fn key_of(base: &crate::schema::pointer::Location) -> String {
-    base.path.trim_start_matches("spec.capabilities.").trim_end_matches(".rendering").to_string()
 }
 
 /// CVN-109 for text that stops being YAML, where it stops; whether it was reported.

@@ -481,66 +481,65 @@ impl Launcher {
     }
 
     fn property_finding(&self, owner: &str, hints: Option<&[Hint]>, v: Violation, cx: &mut Context<'_>) {
-        let property = if v.at.path.is_empty() { "properties".to_string() } else { v.at.path.clone() };
-        let said = v.message();
-        match v.problem {
-            Problem::Undeclared { key, allowed, nearest } => {
-                let mut suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
-                let top_level = v.at.path == key;
-                for hint in hints.unwrap_or_default() {
-                    if top_level && hint.keys.contains(&key) {
-                        suggestion.push_str(&format!("; {}", hint.message));
-                    }
-                }
-                let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
-                cx.report(
-                    "CVN-102",
-                    v.at.pointer,
-                    vec![
-                        ("property", property),
-                        ("owner", owner.to_string()),
-                        ("allowed", allowed),
-                        ("suggestion", suggestion),
-                    ],
-                );
-            }
-            Problem::Missing { key } => {
-                let path = if v.at.path.is_empty() {
-                    format!("{owner} properties")
-                } else {
-                    format!("{owner} properties.{}", v.at.path)
-                };
-                cx.report("CVN-104", v.at.pointer, vec![("key", key), ("path", path)]);
-            }
-            Problem::Type { expected, found } => {
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
-            }
-            Problem::OutOfRange { found } => {
-                let expected = "an integer within the 64-bit range".to_string();
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
-            }
-            Problem::NotInEnum { found, allowed } => {
-                let expected = format!("one of [{}]", allowed.join(", "));
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
-            }
-            Problem::Bound { expected, found } => {
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
-            }
-            Problem::Branch { keyword, accepted } => {
-                let expected = format!("a value {keyword} accepts");
-                let found = format!("one that {accepted} of its members accept");
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, expected, found));
-            }
-            // Only an evaluating walk reports these; the launcher's walk is not one. Should
-            // it become one, they are property-type findings like the rest.
-            Problem::Pattern { .. }
-            | Problem::Format { .. }
-            | Problem::Rule { .. }
-            | Problem::ListType { .. } => {
-                cx.report("CVN-103", v.at.pointer, type_args(property, owner, said, String::new()));
-            }
-        }
+        let (id, pointer, args) = property_problem(owner, hints, v);
+        cx.report(id, pointer, args);
     }
+}
+
+/// The finding for one problem with authored properties of `owner` (a component's, a trait's,
+/// a package's parameters, a capability binding's rendering): an undeclared key is CVN-102
+/// (with the nearest name and any hint of the type), a missing nested key CVN-104, anything
+/// else about a value CVN-103. The rule id, pointer and message arguments.
+pub fn property_problem(
+    owner: &str,
+    hints: Option<&[Hint]>,
+    v: Violation,
+) -> (&'static str, String, Vec<(&'static str, String)>) {
+    let property = if v.at.path.is_empty() { "properties".to_string() } else { v.at.path.clone() };
+    let said = v.message();
+    let pointer = v.at.pointer;
+    let typed =
+        |expected: String, found: String| ("CVN-103", type_args(property.clone(), owner, expected, found));
+    let (id, args) = match v.problem {
+        Problem::Undeclared { key, allowed, nearest } => {
+            let mut suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+            let top_level = v.at.path == key;
+            for hint in hints.unwrap_or_default() {
+                if top_level && hint.keys.contains(&key) {
+                    suggestion.push_str(&format!("; {}", hint.message));
+                }
+            }
+            let allowed = if allowed.is_empty() { "(none)".to_string() } else { allowed.join(", ") };
+            let args = vec![
+                ("property", property.clone()),
+                ("owner", owner.to_string()),
+                ("allowed", allowed),
+                ("suggestion", suggestion),
+            ];
+            ("CVN-102", args)
+        }
+        Problem::Missing { key } => {
+            let path = if v.at.path.is_empty() {
+                format!("{owner} properties")
+            } else {
+                format!("{owner} properties.{}", v.at.path)
+            };
+            ("CVN-104", vec![("key", key), ("path", path)])
+        }
+        Problem::Type { expected, found } | Problem::Bound { expected, found } => typed(expected, found),
+        Problem::OutOfRange { found } => typed("an integer within the 64-bit range".to_string(), found),
+        Problem::NotInEnum { found, allowed } => typed(format!("one of [{}]", allowed.join(", ")), found),
+        Problem::Branch { keyword, accepted } => {
+            typed(format!("a value {keyword} accepts"), format!("one that {accepted} of its members accept"))
+        }
+        // Only an evaluating walk reports these; the launcher's walk is not one. Should
+        // it become one, they are property-type findings like the rest.
+        Problem::Pattern { .. }
+        | Problem::Format { .. }
+        | Problem::Rule { .. }
+        | Problem::ListType { .. } => typed(said, String::new()),
+    };
+    (id, pointer, args)
 }
 
 /// A Package's contract: its parameters as one object schema (each parameter a property of
