@@ -494,18 +494,20 @@ pub fn check_each(
     let mut report = Report::default();
     let mut seen = std::collections::HashSet::new();
     for input in inputs {
-        let (name, text, path) = match input {
-            Input::Read(source) => (source.name, Some(source.text), None),
-            Input::File(path) => (path.display().to_string(), None, Some(path)),
+        let file = match &input {
+            Input::Read(source) => source.name.clone(),
+            Input::File(path) => path.display().to_string(),
         };
-        if let Some(reason) = path.as_deref().and_then(unreadable) {
-            unreadable_file(&mut report, engine, &name, &reason);
+        if let Some(reason) = match &input {
+            Input::File(path) => unreadable(path),
+            Input::Read(_) => None,
+        } {
+            unreadable_file(&mut report, engine, &file, &reason);
             continue;
         }
-        let source = Source { name, text: String::new() };
         let judge = |doc: SourceDocument| {
             if skip_unidentified && !identifies_itself(&doc.value) {
-                report.skipped.push((source.name.clone(), doc.index));
+                report.skipped.push((file.clone(), doc.index));
                 return;
             }
             report.documents += 1;
@@ -514,9 +516,9 @@ pub fn check_each(
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
             let namespace = str_at("/metadata/namespace");
-            report.checked.push((source.name.clone(), doc.index, kind.clone(), name.clone()));
+            report.checked.push((file.clone(), doc.index, kind.clone(), name.clone()));
             let entry = |finding: Finding, at: Position| Entry {
-                file: source.name.clone(),
+                file: file.clone(),
                 document: doc.index,
                 at,
                 kind: kind.clone(),
@@ -540,9 +542,9 @@ pub fn check_each(
                 subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
             }
             let verdict = engine.evaluate(&subject, cluster);
-            report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", source.name)));
+            report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", file)));
             for u in &verdict.unchecked {
-                let note = format!("{}: {u}", source.name);
+                let note = format!("{}: {u}", file);
                 if !report.notes.contains(&note) {
                     report.notes.push(note);
                 }
@@ -555,26 +557,25 @@ pub fn check_each(
             // A document's findings read top to bottom, as the file does.
             report.entries[first..].sort_by_key(|e| e.at);
         };
-        let syntax = match (text, path) {
-            (Some(text), _) => each_document(&text, judge),
-            (None, Some(path)) => match std::fs::File::open(&path) {
-                Ok(file) => {
-                    let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(file));
+        let syntax = match &input {
+            Input::Read(source) => each_document(&source.text, judge),
+            Input::File(path) => match std::fs::File::open(path) {
+                Ok(opened) => {
+                    let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(opened));
                     let syntax = each_document_in(&mut chars, judge);
                     if let Some(reason) = chars.problem() {
-                        unreadable_file(&mut report, engine, &source.name, reason);
+                        unreadable_file(&mut report, engine, &file, reason);
                     }
                     syntax
                 }
                 Err(e) => {
-                    unreadable_file(&mut report, engine, &source.name, &format!("cannot be read: {e}"));
+                    unreadable_file(&mut report, engine, &file, &format!("cannot be read: {e}"));
                     None
                 }
             },
-            (None, None) => None,
         };
         if let Some(e) = syntax {
-            if syntax_finding(&mut report, engine, &source.name, &e) {
+            if syntax_finding(&mut report, engine, &file, &e) {
                 report.documents += 1;
             }
         }
