@@ -53,6 +53,18 @@ pub fn templates(definition: &Value) -> Result<Vec<Template>, String> {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).map(parse).collect()
 }
 
+impl Template {
+    /// The pointer of the first field the template uses (`/spec/app`).
+    fn first_field(&self) -> Option<String> {
+        self.parts.iter().find_map(|p| match p {
+            Part::Field(path) => {
+                Some(path.iter().map(|s| format!("/{}", crate::schema::pointer::escape(s))).collect())
+            }
+            Part::Literal(_) => None,
+        })
+    }
+}
+
 fn parse(line: &str) -> Result<Template, String> {
     let mut parts = Vec::new();
     let mut rest = line;
@@ -91,11 +103,15 @@ struct Limit {
 
 /// `size(self.a.b) <= N`, `self.a.b.size() < N`: the path below `self` and the bound.
 fn size_rule(rule: &str) -> Vec<(Vec<String>, usize)> {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        Regex::new(r"^\s*(?:size\(\s*self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)|self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.size\(\))\s*(<=|<)\s*(\d+)\s*$")
-            .unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!()))
-    });
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(r"^\s*(?:size\(\s*self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)|self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.size\(\))\s*(<=|<)\s*(\d+)\s*$").ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
     rule.split("&&")
         .filter_map(|conjunct| {
             let c = re.captures(conjunct)?;
@@ -192,7 +208,7 @@ pub fn judge_template(template: &Template, schema: &Schema) -> Option<String> {
 
 /// The names a composite's values derive, each with its length, for the templates whose
 /// fields it sets (a template with a field the object leaves out derives nothing yet).
-pub fn derive(templates: &[Template], object: &Value) -> Vec<(String, String)> {
+pub fn derive<'t>(templates: &'t [Template], object: &Value) -> Vec<(&'t Template, String)> {
     templates
         .iter()
         .filter_map(|t| {
@@ -213,7 +229,7 @@ pub fn derive(templates: &[Template], object: &Value) -> Vec<(String, String)> {
                     }
                 }
             }
-            Some((t.text.clone(), name))
+            Some((t, name))
         })
         .collect()
 }
@@ -281,9 +297,10 @@ impl Family for Composites {
             let length = derived.chars().count();
             if length > LIMIT {
                 let reason = format!(
-                    "derives {derived:?} from {template:?} ({length} characters, over the {LIMIT} a Kubernetes name or label allows; {definition} declares it)"
+                    "derives {derived:?} from {:?} ({length} characters, over the {LIMIT} a Kubernetes name or label allows; {definition} declares it)",
+                    template.text
                 );
-                let pointer = first_field(&template).unwrap_or_else(|| "/metadata/name".into());
+                let pointer = template.first_field().unwrap_or_else(|| "/metadata/name".into());
                 cx.report(
                     "CVN-218",
                     pointer,
@@ -292,17 +309,6 @@ impl Family for Composites {
             }
         }
     }
-}
-
-/// The pointer of the first field a template uses (`/spec/app`).
-fn first_field(template: &str) -> Option<String> {
-    let t = parse(template).ok()?;
-    t.parts.iter().find_map(|p| match p {
-        Part::Field(path) => {
-            Some(path.iter().map(|s| format!("/{}", crate::schema::pointer::escape(s))).collect())
-        }
-        Part::Literal(_) => None,
-    })
 }
 
 #[cfg(test)]
@@ -361,7 +367,9 @@ mod tests {
     fn a_composite_derives_its_names() {
         let t = templates(&definition("app-{spec.app}-{spec.env}\n{metadata.name}-cicd\n{spec.missing}-x"))
             .unwrap();
-        let names = derive(&t, &json!({"metadata": {"name": "shop"}, "spec": {"app": "web", "env": "prod"}}));
+        let object = json!({"metadata": {"name": "shop"}, "spec": {"app": "web", "env": "prod"}});
+        let names: Vec<(String, String)> =
+            derive(&t, &object).into_iter().map(|(t, n)| (t.text.clone(), n)).collect();
         assert_eq!(
             names,
             [
