@@ -476,12 +476,22 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     };
     let (mut text, mut markdown, mut json) = (String::new(), String::new(), Vec::new());
     let mut wrote = 0;
+    // Every document first: a Component's ReleaseBindings may sit in another file.
+    let mut files = Vec::new();
     for path in &args.paths {
         for file in
             crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
         {
+            let source =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            files.push((file, source));
+        }
+    }
+    let siblings: Vec<serde_json::Value> =
+        files.iter().flat_map(|(_, s)| crate::source::parse_stream(s).0).map(|d| d.value).collect();
+    {
+        for (file, mut source) in files {
             let name = file.display().to_string();
-            let mut source = std::fs::read_to_string(&file).with_context(|| format!("cannot read {name}"))?;
             for doc in crate::source::parse_stream(&source.clone()).0 {
                 let kind =
                     doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
@@ -489,7 +499,7 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                 let obj =
                     doc.value.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
                 let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
-                for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref()) {
+                for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
                     let plan = match plan {
                         Ok(p) => p,
                         Err(why) => {
@@ -510,15 +520,21 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     );
                     let verdict = if plan.applies() { "would still apply" } else { "would NOT apply" };
                     let _ = writeln!(text, "  {verdict}");
-                    for f in &plan.findings {
-                        let _ = writeln!(
-                            text,
-                            "    {} {} {}: {}",
-                            f.action.as_str(),
-                            f.rule.id,
-                            f.pointer,
-                            f.message
-                        );
+                    let list = |text: &mut String, findings: &[crate::rules::Finding]| {
+                        for f in findings {
+                            let (action, rule) = (f.action.as_str(), f.rule.id);
+                            let _ = writeln!(text, "    {action} {rule} {}: {}", f.pointer, f.message);
+                        }
+                    };
+                    list(&mut text, &plan.findings);
+                    for (binding, findings) in &plan.bindings {
+                        let verdict = if findings.iter().any(|f| f.action == crate::rules::Action::Deny) {
+                            "its environment configs would NOT validate"
+                        } else {
+                            "its environment configs validate"
+                        };
+                        let _ = writeln!(text, "  {binding}: {verdict} against {}", plan.to);
+                        list(&mut text, findings);
                     }
                     let _ = writeln!(
                         markdown,
@@ -527,6 +543,15 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     );
                     for f in &plan.findings {
                         let _ = writeln!(markdown, "- `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                    }
+                    for (binding, findings) in &plan.bindings {
+                        for f in findings {
+                            let _ = writeln!(
+                                markdown,
+                                "- {binding}: `{}` `{}` {}",
+                                f.rule.id, f.pointer, f.message
+                            );
+                        }
                     }
                     let _ = writeln!(markdown, "\n{}", crate::report::diff::render_markdown(&plan.diff));
                     let mut entry = plan.to_json();

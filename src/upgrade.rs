@@ -2,12 +2,17 @@
 //! construct it names: what it resolves to now, the newest supported version (or a chosen
 //! one), the pin move that reaches it (the major pin), the contract diff between the two, and
 //! whether the consumer itself — its parameters and traits — validates against the target,
-//! judged by the same engine with the pin moved. One answer for `covenant upgrade` and the
-//! admin API's `/api/v0/upgrade`.
+//! judged by the same engine with the pin moved — and whether each of its ReleaseBindings'
+//! environment configs for that construct validate against the target, judged as a release
+//! that froze the target would judge them. One answer for `covenant upgrade` and the admin
+//! API's `/api/v0/upgrade`.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cluster::ClusterView;
+use crate::cluster::{ClusterView, Error};
 use crate::engine::Engine;
 use crate::families::construct::GROUP;
 use crate::families::consumer::{published, references, scope, SupportWindow};
@@ -37,35 +42,52 @@ pub struct Plan {
     pub diff: ContractDiff,
     /// What the engine says of the consumer with the pin moved (denials and warnings).
     pub findings: Vec<Finding>,
+    /// What it says of each ReleaseBinding of the consumer that configures this construct per
+    /// environment, judged against the target (`ReleaseBinding ns/name`, its findings).
+    pub bindings: Vec<(String, Vec<Finding>)>,
+}
+
+fn denies(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.action == crate::rules::Action::Deny)
+}
+
+fn findings_json(findings: &[Finding]) -> Vec<Value> {
+    findings
+        .iter()
+        .map(|f| json!({"rule": f.rule.id, "action": f.action.as_str(), "pointer": f.pointer, "message": f.message}))
+        .collect()
 }
 
 impl Plan {
     /// Whether the consumer would still apply with the pin moved.
     pub fn applies(&self) -> bool {
-        !self.findings.iter().any(|f| f.action == crate::rules::Action::Deny)
+        !denies(&self.findings) && !self.bindings.iter().any(|(_, f)| denies(f))
     }
 
     /// The JSON the CLI and the admin API answer with.
     pub fn to_json(&self) -> Value {
-        let findings: Vec<Value> = self
-            .findings
+        let bindings: Vec<Value> = self
+            .bindings
             .iter()
-            .map(|f| json!({"rule": f.rule.id, "action": f.action.as_str(), "pointer": f.pointer, "message": f.message}))
+            .map(|(b, f)| json!({"binding": b, "applies": !denies(f), "findings": findings_json(f)}))
             .collect();
         json!({"pointer": self.pointer, "kind": self.kind, "name": self.name, "pin": self.pin,
             "from": self.from.to_string(), "to": self.to.to_string(), "newPin": self.new_pin,
             "implied": self.diff.implied().as_str(), "diff": serde_json::from_str::<Value>(&crate::report::diff::render_json(&self.diff)).unwrap_or(Value::Null),
-            "applies": self.applies(), "findings": findings})
+            "applies": self.applies(), "findings": findings_json(&self.findings), "bindings": bindings})
     }
 }
 
 /// The upgrades a consumer has: every reference resolving below the newest supported version
-/// (or below `to`), each judged. An error says why a reference cannot be planned.
+/// (or below `to`), each judged — the consumer itself, and its ReleaseBindings found in the
+/// cluster view or among `siblings` (the other documents of the manifests being upgraded). An
+/// error says why a reference cannot be planned.
 pub fn plan(
     engine: &Engine,
     cluster: &dyn ClusterView,
     doc: &Value,
     to: Option<&semver::Version>,
+    siblings: &[Value],
 ) -> Vec<Result<Plan, String>> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     let namespace = doc.pointer("/metadata/namespace").and_then(Value::as_str);
@@ -127,6 +149,21 @@ pub fn plan(
         let verdict = engine.evaluate(&Subject::from_document(moved), cluster);
         // Only what the move is about: findings at this reference or its values.
         let findings = verdict.findings.into_iter().filter(|f| f.rule.id != "CVN-411").collect();
+        let target_object = object_at(&target).unwrap_or_default();
+        let frozen =
+            Frozen { pointer: &pointer, kind: &construct_kind, version: &target, object: &target_object };
+        let bindings = if kind == "Component" {
+            match bindings_of(cluster, doc, siblings) {
+                Ok(b) => b.iter().filter_map(|b| judge_binding(engine, cluster, doc, &frozen, b)).collect(),
+                Err(e) => {
+                    // Whether the move applies cannot be proved without them.
+                    out.push(Err(format!("{pointer}: cannot read the Component's ReleaseBindings: {e}")));
+                    continue;
+                }
+            }
+        } else {
+            Vec::new()
+        };
         out.push(Ok(Plan {
             pointer,
             kind: construct_kind,
@@ -137,9 +174,117 @@ pub fn plan(
             new_pin,
             diff,
             findings,
+            bindings,
         }));
     }
     out
+}
+
+/// The construct version a reference moves to, as a release would freeze it.
+struct Frozen<'a> {
+    /// The reference in the consumer (`/spec/componentType`, `/spec/traits/0`).
+    pointer: &'a str,
+    kind: &'a str,
+    version: &'a semver::Version,
+    /// The published object at that version.
+    object: &'a Value,
+}
+
+/// The ReleaseBindings of a Component: in the cluster view and among the sibling documents
+/// (which win: they are what is about to be applied), by `spec.owner.componentName`.
+fn bindings_of(
+    cluster: &dyn ClusterView,
+    component: &Value,
+    siblings: &[Value],
+) -> Result<Vec<Value>, Error> {
+    let namespace = component.pointer("/metadata/namespace").and_then(Value::as_str);
+    let name = component.pointer("/metadata/name").and_then(Value::as_str);
+    let owned = |b: &Value| {
+        b.get("kind").and_then(Value::as_str) == Some("ReleaseBinding")
+            && b.pointer("/metadata/namespace").and_then(Value::as_str) == namespace
+            && b.pointer("/spec/owner/componentName").and_then(Value::as_str) == name
+    };
+    let key = |b: &Value| b.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string);
+    let mut out: Vec<Value> = siblings.iter().filter(|b| owned(b)).cloned().collect();
+    let stored = match cluster.list(GROUP, "ReleaseBinding", namespace, None) {
+        Ok(stored) => stored,
+        // Offline with no context: only the sibling documents are known.
+        Err(Error::Offline { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    for b in stored.iter().filter(|b| owned(b)) {
+        if !out.iter().any(|o| key(o) == key(b)) {
+            out.push((**b).clone());
+        }
+    }
+    Ok(out)
+}
+
+/// A binding's environment configs for the moved construct, judged as the engine judges a
+/// binding whose release froze the target: a release that freezes the target's spec, as the
+/// next release after the move would (only the configs of the moved construct are kept from
+/// the verdict, so nothing else of the release matters). `None` when the binding configures
+/// nothing of this construct.
+fn judge_binding(
+    engine: &Engine,
+    cluster: &dyn ClusterView,
+    component: &Value,
+    frozen: &Frozen<'_>,
+    binding: &Value,
+) -> Option<(String, Vec<Finding>)> {
+    let namespace = binding.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let reference = component.pointer(frozen.pointer)?;
+    let name = reference.get("name").and_then(Value::as_str)?;
+    let spec = frozen.object.get("spec").cloned().unwrap_or_default();
+    let release_name = format!("upgrade-to-{}-{}", name.rsplit('/').next().unwrap_or(name), frozen.version);
+    let mut release = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ComponentRelease",
+        "metadata": {"name": release_name, "namespace": namespace}, "spec": {}});
+    let values = if frozen.pointer == "/spec/componentType" {
+        release["spec"]["componentType"] =
+            json!({"kind": frozen.kind, "name": name, "version": frozen.version.to_string(), "spec": spec});
+        "/spec/componentTypeEnvironmentConfigs".to_string()
+    } else if frozen.pointer.starts_with("/spec/traits/") {
+        let instance = reference.get("instanceName").and_then(Value::as_str).unwrap_or(name);
+        release["spec"]["componentProfile"] = json!({"traits": [{"kind": frozen.kind, "name": name,
+            "instanceName": instance, "version": frozen.version.to_string()}]});
+        release["spec"]["traits"] = json!([{"kind": frozen.kind, "name": name, "spec": spec}]);
+        format!("/spec/traitEnvironmentConfigs/{}", crate::schema::pointer::escape(instance))
+    } else {
+        return None;
+    };
+    binding.pointer(&values)?;
+    let mut moved = binding.clone();
+    moved["spec"]["releaseName"] = Value::String(release_name);
+    let view = WithRelease { base: cluster, release: Arc::new(release) };
+    let verdict = engine.evaluate(&Subject::from_document(moved), &view);
+    let within = |p: &str| p == values || p.starts_with(&format!("{values}/"));
+    let findings = verdict.findings.into_iter().filter(|f| within(&f.pointer)).collect();
+    let who = binding.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+    Some((format!("ReleaseBinding {namespace}/{who}"), findings))
+}
+
+/// A cluster view with one more ComponentRelease: the release a binding would have after the
+/// upgrade.
+struct WithRelease<'a> {
+    base: &'a dyn ClusterView,
+    release: Arc<Value>,
+}
+
+impl ClusterView for WithRelease<'_> {
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let mut objects = self.base.list(group, kind, namespace, budget)?;
+        let ns = self.release.pointer("/metadata/namespace").and_then(Value::as_str);
+        if group == GROUP && kind == "ComponentRelease" && namespace.is_none_or(|n| Some(n) == ns) {
+            objects.push(self.release.clone());
+        }
+        Ok(objects)
+    }
 }
 
 /// The text of a manifest with the `version:` of the reference at `pointer` set to `pin`, every

@@ -546,3 +546,128 @@ fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_
     assert_eq!(rules_of(&engine.evaluate(&pinned("3"), &view)), []);
     eprintln!("watch down noticed in {noticed:?}; fresh again {fresh:?} after the API server returned");
 }
+
+/// The upgrade picture on the admin listener, read through the stand-in API server: who uses
+/// which version, the contract diff of two published versions, and what happens to a stored
+/// Component (and its stored ReleaseBinding) if it moves to the newest version — each the same
+/// answer `covenant status`/`diff`/`upgrade` give offline over the same objects.
+#[test]
+fn the_upgrade_picture_on_the_admin_listener_reads_the_api_server() {
+    let mut fake = fixture_objects();
+    let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+        "metadata": {"name": "web", "namespace": "bakery"},
+        "spec": {"owner": {"projectName": "bakery"},
+                 "componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "1"},
+                 "parameters": {"sizeClass": "xlarge"},
+                 "traits": [{"kind": "ClusterTrait", "name": "otel-instrumentation", "instanceName": "otel", "version": "1"}]}});
+    let binding = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ReleaseBinding",
+        "metadata": {"name": "web-production", "namespace": "bakery"},
+        "spec": {"owner": {"projectName": "bakery", "componentName": "web"}, "environment": "production",
+                 "traitEnvironmentConfigs": {"otel": {"collectorEndpoint": "http://collector:4317"}}}});
+    fake.objects.entry(("openchoreo.dev".into(), "components".into())).or_default().push(component.clone());
+    fake.objects
+        .entry(("openchoreo.dev".into(), "releasebindings".into()))
+        .or_default()
+        .push(binding.clone());
+    fake.resources.push(("openchoreo.dev".into(), "releasebindings".into(), "ReleaseBinding".into(), true));
+    // The same objects as files, for the offline answers.
+    let context = tempfile::tempdir().unwrap();
+    let all: Vec<Value> = fake
+        .objects
+        .iter()
+        .filter(|((g, _), _)| g == "openchoreo.dev")
+        .flat_map(|(_, o)| o.clone())
+        .collect();
+    let stream: Vec<String> = all.iter().map(|o| serde_json::to_string(o).unwrap()).collect();
+    std::fs::write(context.path().join("objects.yaml"), stream.join("\n---\n")).unwrap();
+    let consumers = tempfile::tempdir().unwrap();
+    std::fs::write(consumers.path().join("web.yaml"), format!("{component}\n---\n{binding}\n")).unwrap();
+    let cli = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("covenant").unwrap().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ctx = context.path().to_str().unwrap();
+
+    let view = Arc::new(connect(serve(fake)));
+    wait_synced(&view);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async move {
+        let server = common::TestServer::with(common::Setup {
+            cluster: Some(view.clone()),
+            ..common::Setup::default()
+        })
+        .await;
+        let get = |path: String| {
+            let url = format!("http://{}{path}", server.admin);
+            async move {
+                let r = reqwest::get(url).await.unwrap();
+                assert_eq!(r.status(), 200);
+                r.text().await.unwrap()
+            }
+        };
+        let status: Value = serde_json::from_str(&get("/api/v0/status".into()).await).unwrap();
+        let offline: Value =
+            serde_json::from_str(&cli(&["status", "--output", "json", "--context", ctx])).unwrap();
+        assert_eq!(status["constructs"], offline["constructs"]);
+        let ruby =
+            status["constructs"].as_array().unwrap().iter().find(|c| c["name"] == "ruby-service").unwrap();
+        assert!(ruby.to_string().contains("bakery/web"), "{ruby}");
+
+        let compare = get(
+            "/api/v0/compare?kind=ClusterTrait&name=otel-instrumentation&from=1.0.0&to=2.0.0&output=markdown"
+                .into(),
+        )
+        .await;
+        assert_eq!(
+            compare,
+            cli(&[
+                "diff",
+                "--context",
+                ctx,
+                "otel-instrumentation",
+                "1.0.0",
+                "2.0.0",
+                "--output",
+                "markdown"
+            ])
+        );
+        assert!(compare.contains("collectorEndpoint"), "{compare}");
+
+        let plans: Value = serde_json::from_str(
+            &get("/api/v0/upgrade?kind=Component&namespace=bakery&name=web".into()).await,
+        )
+        .unwrap();
+        let mut offline: Value = serde_json::from_str(&cli(&[
+            "upgrade",
+            "--output",
+            "json",
+            "--context",
+            ctx,
+            consumers.path().to_str().unwrap(),
+        ]))
+        .unwrap();
+        for p in offline.as_array_mut().unwrap() {
+            let p = p.as_object_mut().unwrap();
+            p.remove("file");
+            p.remove("consumer");
+        }
+        assert_eq!(plans, offline);
+        let plans = plans.as_array().unwrap();
+        assert_eq!(plans.len(), 2, "{plans:?}");
+        let ruby = plans.iter().find(|p| p["name"] == "ruby-service").unwrap();
+        assert_eq!(
+            (ruby["applies"].as_bool(), ruby["findings"][0]["pointer"].as_str()),
+            (Some(false), Some("/spec/parameters/sizeClass"))
+        );
+        let otel = plans.iter().find(|p| p["name"] == "otel-instrumentation").unwrap();
+        assert_eq!(otel["findings"], json!([]));
+        assert_eq!(otel["bindings"][0]["binding"], "ReleaseBinding bakery/web-production");
+        assert_eq!(
+            otel["bindings"][0]["findings"][0]["pointer"],
+            "/spec/traitEnvironmentConfigs/otel/collectorEndpoint"
+        );
+        assert_eq!(otel["applies"], false);
+        drop(server);
+    });
+}

@@ -853,3 +853,78 @@ async fn upgrade_says_whether_each_manifest_would_still_apply() {
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+/// The seed's second example through `covenant upgrade`: otel-instrumentation 2.0.0 removes
+/// `collectorEndpoint`. The Component itself still validates against 2.0.0, but a
+/// ReleaseBinding of it (in another file) still sets the key, so the upgrade would not apply
+/// and `--write` leaves the pin alone; a binding that sets only `enabled` is fine.
+#[test]
+fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
+    let published = common::fixtures().join("openchoreo/published");
+    let dir = tempfile::tempdir().unwrap();
+    let component = "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: web\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType: {kind: ClusterComponentType, name: deployment/ruby-service, version: \"2\"}\n  traits:\n    - {kind: ClusterTrait, name: otel-instrumentation, instanceName: otel, version: \"1\"}\n";
+    let binding = |name: &str, otel: &str| {
+        format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata:\n  name: {name}\n  namespace: bakery\nspec:\n  owner: {{projectName: bakery, componentName: web}}\n  environment: {name}\n  traitEnvironmentConfigs:\n    otel: {otel}\n")
+    };
+    std::fs::write(dir.path().join("component.yaml"), component).unwrap();
+    let bindings = format!(
+        "{}---\n{}",
+        binding("production", "{enabled: true, collectorEndpoint: \"http://collector:4317\"}"),
+        binding("staging", "{enabled: false}")
+    );
+    std::fs::write(dir.path().join("bindings.yaml"), &bindings).unwrap();
+    let run = |extra: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["upgrade", "--context"])
+            .arg(&published)
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run(&["--output", "json"])).unwrap();
+    let plans = json.as_array().unwrap();
+    assert_eq!(plans.len(), 1, "{json}");
+    let plan = &plans[0];
+    assert_eq!((plan["name"].as_str(), plan["from"].as_str()), (Some("otel-instrumentation"), Some("1.0.0")));
+    assert_eq!(plan["findings"], json!([]), "the Component itself validates: {plan}");
+    assert_eq!(plan["applies"], false, "{plan}");
+    let by_name =
+        |n: &str| plan["bindings"].as_array().unwrap().iter().find(|b| b["binding"] == n).unwrap().clone();
+    let production = by_name("ReleaseBinding bakery/production");
+    assert_eq!(production["applies"], false);
+    assert_eq!(production["findings"][0]["rule"], "CVN-107");
+    assert_eq!(production["findings"][0]["pointer"], "/spec/traitEnvironmentConfigs/otel/collectorEndpoint");
+    assert!(
+        production["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("version 1.0.0 declared it, 2.0.0 removed it"),
+        "{production}"
+    );
+    assert_eq!(by_name("ReleaseBinding bakery/staging")["applies"], true);
+    let text = run(&["--write"]);
+    assert!(
+        text.contains(
+            "ReleaseBinding bakery/production: its environment configs would NOT validate against 2.0.0"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("0 pin(s) written"), "{text}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("component.yaml")).unwrap(), component);
+
+    // Without the offending key the move applies, and is written.
+    std::fs::write(
+        dir.path().join("bindings.yaml"),
+        bindings.replace(", collectorEndpoint: \"http://collector:4317\"", ""),
+    )
+    .unwrap();
+    let text = run(&["--write"]);
+    assert!(text.contains("1 pin(s) written"), "{text}");
+    assert!(std::fs::read_to_string(dir.path().join("component.yaml"))
+        .unwrap()
+        .contains("instanceName: otel, version: \"2\"}"));
+}

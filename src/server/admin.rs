@@ -210,7 +210,7 @@ async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgr
             })
             .ok_or_else(|| format!("no {} named {} is stored", q.kind, q.name))?;
         let plans: Vec<serde_json::Value> =
-            crate::upgrade::plan(&engine, cluster.as_ref(), consumer, to.as_ref())
+            crate::upgrade::plan(&engine, cluster.as_ref(), consumer, to.as_ref(), &[])
                 .into_iter()
                 .map(|p| p.map(|p| p.to_json()).unwrap_or_else(|why| serde_json::json!({"error": why})))
                 .collect();

@@ -77,10 +77,28 @@ async fn group_version(
     )
 }
 
+/// A list (or watch) in one namespace: the namespace's objects of the resource.
+async fn list_namespaced(
+    State(shared): State<Shared>,
+    Path((group, version, namespace, plural)): Path<(String, String, String, String)>,
+    Query(q): Query<BTreeMap<String, String>>,
+) -> Response {
+    serve_list(shared, (group, version, plural), Some(namespace), q).await
+}
+
 async fn list(
     State(shared): State<Shared>,
-    Path((group, _version, plural)): Path<(String, String, String)>,
+    Path((group, version, plural)): Path<(String, String, String)>,
     Query(q): Query<BTreeMap<String, String>>,
+) -> Response {
+    serve_list(shared, (group, version, plural), None, q).await
+}
+
+async fn serve_list(
+    shared: Shared,
+    (group, _version, plural): (String, String, String),
+    namespace: Option<String>,
+    q: BTreeMap<String, String>,
 ) -> Response {
     if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
         // A watch that stays open and reports nothing new, until the watches expire: then
@@ -110,7 +128,10 @@ async fn list(
             "message": message, "reason": "Forbidden", "details": {"group": group, "kind": plural}, "code": 403});
         return (axum::http::StatusCode::FORBIDDEN, Json(status)).into_response();
     }
-    let items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
+    let mut items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
+    if let Some(ns) = &namespace {
+        items.retain(|o| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns));
+    }
     // Pages as the client asks for them: `limit` items from the `continue` offset.
     let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(usize::MAX);
     let start: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
@@ -199,6 +220,7 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr) 
         .route("/api", get(|| async { Json(json!({"kind": "APIVersions", "versions": ["v1"]})) }))
         .route("/apis/{group}/{version}", get(group_version))
         .route("/apis/{group}/{version}/{plural}", get(list))
+        .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced))
         .with_state(shared);
     rt.spawn(async move {
         let _ = axum::serve(listener, app).await;
