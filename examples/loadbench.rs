@@ -391,7 +391,12 @@ fn main() {
         "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}",
         if pinned { "pinned to core 1 (taskset)" } else { "NOT pinned (no taskset)" }
     );
+    // `--only TEXT` runs the scenarios whose title contains it.
+    let only = arg(&args, "--only");
     for (title, body, proto) in scenarios {
+        if only.as_ref().is_some_and(|o| !title.contains(o.as_str())) {
+            continue;
+        }
         let mut per: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
         for r in 0..rounds {
             // Alternate which server goes first, so slow drift cancels.

@@ -1,9 +1,13 @@
 //! Reading documents from text: a YAML (or JSON) stream becomes JSON values, each with the
 //! position of every member and item, and with duplicated mapping keys reported instead of
 //! resolved. The scanner is yaml-rust2's; this module only builds the tree as the events
-//! arrive, so positions and duplicates come from the same single pass.
+//! arrive, so positions and duplicates come from the same single pass. Positions are recorded
+//! flat (one entry per member or item: its parent, its token, where it starts) and turned into
+//! pointers only when something asks where a pointer is: a clean document never pays for the
+//! pointer strings.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use crate::schema::pointer::escape;
 use serde_json::{Map, Number, Value};
@@ -30,21 +34,84 @@ impl Position {
 #[derive(Clone, Debug, Default)]
 pub struct Positions {
     start: Position,
-    by_pointer: HashMap<String, Position>,
+    /// One entry per member and item, in document order.
+    entries: Vec<Entry>,
+    /// The entries' tokens (keys as written, item indices), end to end.
+    tokens: String,
+    /// Pointer → position, built from the entries the first time a pointer is asked for.
+    index: OnceLock<HashMap<String, Position>>,
 }
 
+/// Where one member or item starts, under which parent entry, by which token.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    parent: u32,
+    token: (usize, usize),
+    at: Position,
+}
+
+/// The parent of the root's members and items.
+const ROOT: u32 = u32::MAX;
+
 impl Positions {
+    /// Record a member or item; its id (a document holds at most `MAX_DOCUMENT_NODES`).
+    fn record(&mut self, parent: u32, token: &str, at: Position) -> u32 {
+        let from = self.tokens.len();
+        self.tokens.push_str(token);
+        self.entries.push(Entry { parent, token: (from, self.tokens.len()), at });
+        (self.entries.len() - 1) as u32
+    }
+
+    fn token(&self, e: &Entry) -> &str {
+        &self.tokens[e.token.0..e.token.1]
+    }
+
+    /// The pointer of an entry.
+    fn pointer_of(&self, mut id: u32) -> String {
+        let mut tokens = Vec::new();
+        while id != ROOT {
+            let e = &self.entries[id as usize];
+            tokens.push(self.token(e));
+            id = e.parent;
+        }
+        let mut p = String::new();
+        for t in tokens.iter().rev() {
+            p.push('/');
+            p.push_str(&escape(t));
+        }
+        p
+    }
+
+    fn index(&self) -> &HashMap<String, Position> {
+        self.index.get_or_init(|| {
+            // Each entry's pointer from its parent's, in one pass (parents come first).
+            let mut pointers: Vec<String> = Vec::with_capacity(self.entries.len());
+            let mut index = HashMap::with_capacity(self.entries.len());
+            for e in &self.entries {
+                let mut p =
+                    if e.parent == ROOT { String::new() } else { pointers[e.parent as usize].clone() };
+                p.push('/');
+                p.push_str(&escape(self.token(e)));
+                // The first occurrence of a duplicated key keeps the pointer.
+                index.entry(p.clone()).or_insert(e.at);
+                pointers.push(p);
+            }
+            index
+        })
+    }
+
     /// Every recorded pointer and its position, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, Position)> {
-        self.by_pointer.iter().map(|(p, at)| (p.as_str(), *at))
+        self.index().iter().map(|(p, at)| (p.as_str(), *at))
     }
 
     /// The position of `pointer`, or of its nearest ancestor that has one, or of the
     /// document's start.
     pub fn locate(&self, pointer: &str) -> Position {
+        let index = self.index();
         let mut p = pointer;
         loop {
-            if let Some(pos) = self.by_pointer.get(p) {
+            if let Some(pos) = index.get(p) {
                 return *pos;
             }
             match p.rfind('/') {
@@ -242,13 +309,16 @@ enum Frame {
         items: Vec<Value>,
         anchor: usize,
         size: usize,
+        /// Its own position entry (`ROOT` for the document's root).
+        id: u32,
     },
     Map {
         members: Map<String, Value>,
         anchor: usize,
-        key: Option<String>,
-        seen: HashMap<String, Position>,
+        /// The key whose value is being built, and its position entry.
+        key: Option<(String, u32)>,
         size: usize,
+        id: u32,
     },
 }
 
@@ -258,8 +328,8 @@ struct Builder<'s> {
     /// How many documents have been handed on.
     documents: usize,
     stack: Vec<Frame>,
-    /// Pointer tokens of the node being built, parallel to `stack`.
-    path: Vec<String>,
+    /// The position entry of the node being begun.
+    node: u32,
     /// Anchored values, with how many nodes each holds.
     anchors: HashMap<usize, (Value, usize)>,
     /// Nodes the current document has built, aliases expanded.
@@ -279,7 +349,7 @@ impl<'s> Builder<'s> {
             sink,
             documents: 0,
             stack: Vec::new(),
-            path: Vec::new(),
+            node: ROOT,
             anchors: HashMap::new(),
             nodes: 0,
             halted: false,
@@ -291,26 +361,22 @@ impl<'s> Builder<'s> {
         }
     }
 
-    fn pointer(&self) -> String {
-        let mut p = String::new();
-        for t in &self.path {
-            p.push('/');
-            p.push_str(&escape(t));
-        }
-        p
-    }
-
     /// Called when a node (scalar, alias or collection) begins: records its position and,
-    /// inside a sequence, pushes its index onto the path.
+    /// inside a sequence, its index; settles which entry the node is.
     fn begin_node(&mut self, mark: Marker) {
-        if self.stack.is_empty() {
+        match self.stack.last() {
             // A document "starts" where its content does, not at its `---` marker.
-            self.positions.start = Position::of(mark);
-        }
-        if let Some(Frame::Seq { items, .. }) = self.stack.last() {
-            self.path.push(items.len().to_string());
-            let p = self.pointer();
-            self.positions.by_pointer.entry(p).or_insert(Position::of(mark));
+            None => {
+                self.positions.start = Position::of(mark);
+                self.node = ROOT;
+            }
+            Some(Frame::Seq { items, id, .. }) => {
+                let (index, parent) = (items.len(), *id);
+                let mut token = itoa::Buffer::new();
+                self.node = self.positions.record(parent, token.format(index), Position::of(mark));
+            }
+            // A member's entry was recorded at its key.
+            Some(Frame::Map { key, .. }) => self.node = key.as_ref().map_or(ROOT, |(_, id)| *id),
         }
     }
 
@@ -343,7 +409,7 @@ impl<'s> Builder<'s> {
             Root,
             Item,
             Key,
-            Member(String),
+            Member((String, u32)),
         }
         let slot = match self.stack.last_mut() {
             None => Slot::Root,
@@ -359,7 +425,6 @@ impl<'s> Builder<'s> {
                 if let Some(Frame::Seq { items, .. }) = self.stack.last_mut() {
                     items.push(value);
                 }
-                self.path.pop();
             }
             Slot::Key => {
                 let text = match value {
@@ -374,34 +439,33 @@ impl<'s> Builder<'s> {
                 };
                 let at = Position::of(mark);
                 let root_map = self.stack.len() == 1;
-                self.path.push(text.clone());
-                let pointer = self.pointer();
-                if let Some(Frame::Map { key, seen, .. }) = self.stack.last_mut() {
-                    if root_map && seen.is_empty() {
-                        // A mapping document starts at its first key (a block mapping's own
-                        // start mark sits at its first value).
-                        self.positions.start = at;
-                    }
-                    if let Some(first) = seen.get(&text) {
-                        self.duplicates.push(DuplicateKey {
-                            pointer,
-                            key: text.clone(),
-                            first: *first,
-                            again: at,
-                        });
-                    } else {
-                        seen.insert(text.clone(), at);
-                        self.positions.by_pointer.insert(pointer, at);
-                    }
-                    *key = Some(text);
+                let Some(Frame::Map { members, id, key, .. }) = self.stack.last_mut() else { return };
+                let parent = *id;
+                if root_map && members.is_empty() {
+                    // A mapping document starts at its first key (a block mapping's own
+                    // start mark sits at its first value).
+                    self.positions.start = at;
+                }
+                let again = members.contains_key(&text);
+                let entry = self.positions.record(parent, &text, at);
+                *key = Some((text.clone(), entry));
+                if again {
+                    // The first occurrence's entry: the earliest sibling with the same key.
+                    let first = self
+                        .positions
+                        .entries
+                        .iter()
+                        .find(|e| e.parent == parent && self.positions.token(e) == text)
+                        .map_or(at, |e| e.at);
+                    let pointer = self.positions.pointer_of(entry);
+                    self.duplicates.push(DuplicateKey { pointer, key: text, first, again: at });
                 }
             }
-            Slot::Member(k) => {
+            Slot::Member((k, _)) => {
                 // The first occurrence of a key wins; a duplicate is reported, not merged.
                 if let Some(Frame::Map { members, .. }) = self.stack.last_mut() {
                     members.entry(k).or_insert(value);
                 }
-                self.path.pop();
             }
         }
     }
@@ -510,7 +574,7 @@ impl MarkedEventReceiver for Builder<'_> {
                     return;
                 }
                 self.begin_node(mark);
-                self.stack.push(Frame::Seq { items: Vec::new(), anchor, size: 1 });
+                self.stack.push(Frame::Seq { items: Vec::new(), anchor, size: 1, id: self.node });
             }
             Event::MappingStart(anchor, _) => {
                 if !self.spend(1, mark) {
@@ -521,12 +585,12 @@ impl MarkedEventReceiver for Builder<'_> {
                     members: Map::new(),
                     anchor,
                     key: None,
-                    seen: HashMap::new(),
                     size: 1,
+                    id: self.node,
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
-                Some(Frame::Seq { items, anchor, size }) => {
+                Some(Frame::Seq { items, anchor, size, .. }) => {
                     self.finish_node(Value::Array(items), anchor, size, mark)
                 }
                 Some(Frame::Map { members, anchor, size, .. }) => {
