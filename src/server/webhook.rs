@@ -275,6 +275,11 @@ async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response
                 _ => crate::engine::Mutation::default(),
             }),
         };
+        // The objects are freed here, off the connection workers (freeing the tree of a large
+        // object is work too): the answer needs only what names the review.
+        let mut review = review;
+        review.subject.object = None;
+        review.subject.old_object = None;
         (review, judged)
     });
     match tokio::time::timeout_at(until, job).await {
