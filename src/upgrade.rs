@@ -236,7 +236,8 @@ fn judge_binding(
     let reference = component.pointer(frozen.pointer)?;
     let name = reference.get("name").and_then(Value::as_str)?;
     let spec = frozen.object.get("spec").cloned().unwrap_or_default();
-    let release_name = format!("upgrade-to-{}-{}", name.rsplit('/').next().unwrap_or(name), frozen.version);
+    // Never stored, so named for what it is: messages read "frozen by the next release".
+    let release_name = "the next release".to_string();
     let mut release = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ComponentRelease",
         "metadata": {"name": release_name, "namespace": namespace}, "spec": {}});
     let values = if frozen.pointer == "/spec/componentType" {

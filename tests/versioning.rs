@@ -902,7 +902,7 @@ fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
         production["findings"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("version 1.0.0 declared it, 2.0.0 removed it"),
+            .contains("otel-instrumentation 2.0.0 (frozen by the next release): key \"collectorEndpoint\" is not declared (allowed: enabled); version 1.0.0 declared it, 2.0.0 removed it"),
         "{production}"
     );
     assert_eq!(by_name("ReleaseBinding bakery/staging")["applies"], true);
