@@ -766,6 +766,14 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     assert_eq!(missing.status(), 404);
     let problem: Value = missing.json().await.unwrap();
     assert!(problem["detail"].as_str().unwrap().contains("not published at 3.0.0 (published:"), "{problem}");
+    // An output it cannot write, or a parameter it does not read, is refused, never ignored.
+    let base = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", server.admin);
+    let yaml = reqwest::get(format!("{base}&output=yaml")).await.unwrap();
+    assert_eq!(yaml.status(), 400);
+    assert!(yaml.text().await.unwrap().contains("output=yaml: expected json or markdown"));
+    let unknown = reqwest::get(format!("{base}&colour=1")).await.unwrap();
+    assert_eq!(unknown.status(), 400);
+    assert!(unknown.text().await.unwrap().contains("unknown field `colour`"));
 }
 
 /// `covenant upgrade` over the seed's worked example: ruby-service 1.1.0 → 2.0.0 removes

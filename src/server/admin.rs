@@ -73,6 +73,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
 
 /// `?limit=&offset=` of `/api/v0/status`.
 #[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Page {
     #[serde(default = "default_limit")]
     limit: usize,
@@ -84,6 +85,19 @@ fn default_limit() -> usize {
     100
 }
 
+/// Run a read of the cluster view on the blocking pool (it may list through the API server);
+/// a panic there is a 500 naming what failed.
+async fn off_worker<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        let detail = format!("{what}: {e}");
+        Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "admin-failed", "Request failed", detail)
+            .into_response()
+    })
+}
+
 /// Who uses which construct version (the JSON `covenant status --output json` prints), a page
 /// of constructs at a time: `total`, and `next` (the offset of the next page) while there is
 /// one.
@@ -91,10 +105,9 @@ async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>
     let Page { limit, offset } = query.0;
     let limit = limit.clamp(1, 1000);
     let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
-    let usage = tokio::task::spawn_blocking(move || {
-        crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1)
-    })
-    .await;
+    let usage =
+        off_worker("status", move || crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1))
+            .await;
     match usage {
         Ok(Ok(mut usage)) => {
             let all = usage["constructs"].as_array().cloned().unwrap_or_default();
@@ -116,15 +129,13 @@ async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>
             e.to_string(),
         )
         .into_response(),
-        Err(e) => {
-            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "status-failed", "Status failed", e.to_string())
-                .into_response()
-        }
+        Err(failed) => failed,
     }
 }
 
 /// `?kind=&name=&from=&to=&output=` of `/api/v0/compare`.
 #[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Compare {
     #[serde(default)]
     kind: Option<String>,
@@ -141,8 +152,15 @@ struct Compare {
 async fn compare(State(state): State<AppState>, query: axum::extract::Query<Compare>) -> Response {
     let q = query.0;
     let (cluster, stability) = (state.cluster.clone(), state.stability.clone());
-    let markdown = matches!(q.output.as_deref(), Some("markdown" | "md"));
-    let answer = tokio::task::spawn_blocking(move || {
+    let markdown = match q.output.as_deref() {
+        None | Some("json") => false,
+        Some("markdown" | "md") => true,
+        Some(other) => {
+            let detail = format!("output={other}: expected json or markdown");
+            return Problem::new(StatusCode::BAD_REQUEST, "bad-output", "Bad output", detail).into_response();
+        }
+    };
+    let answer = off_worker("compare", move || {
         let at = |v: &str| {
             crate::families::construct::published_at(cluster.as_ref(), q.kind.as_deref(), &q.name, v)
         };
@@ -167,15 +185,13 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
         Ok(Err(why)) => {
             Problem::new(StatusCode::NOT_FOUND, "not-published", "Not published", why).into_response()
         }
-        Err(e) => {
-            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "compare-failed", "Compare failed", e.to_string())
-                .into_response()
-        }
+        Err(failed) => failed,
     }
 }
 
 /// `?kind=&namespace=&name=&to=` of `/api/v0/upgrade`.
 #[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Upgrade {
     kind: String,
     #[serde(default)]
@@ -199,7 +215,7 @@ async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgr
         }
     };
     let (cluster, engine) = (state.cluster.clone(), state.engine.clone());
-    let answer = tokio::task::spawn_blocking(move || {
+    let answer = off_worker("upgrade", move || {
         let objects = cluster
             .list(crate::families::construct::GROUP, &q.kind, q.namespace.as_deref(), None)
             .map_err(|e| e.to_string())?;
@@ -220,10 +236,7 @@ async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgr
     match answer {
         Ok(Ok(plans)) => axum::Json(plans).into_response(),
         Ok(Err(why)) => Problem::new(StatusCode::NOT_FOUND, "not-found", "Not found", why).into_response(),
-        Err(e) => {
-            Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "upgrade-failed", "Upgrade failed", e.to_string())
-                .into_response()
-        }
+        Err(failed) => failed,
     }
 }
 
