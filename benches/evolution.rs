@@ -84,6 +84,22 @@ fn wide_crd(versions: usize, values: usize, drop_last: bool) -> Value {
         "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Wide", "plural": "wides"}, "versions": list}})
 }
 
+/// A CRD of `versions` served versions whose schemas are alike but for their last enum value
+/// (each distinct), the update removing one value from each: distinct schemas that differ
+/// only at their end, the worst case for telling equal schemas apart.
+fn distinct_versions_crd(versions: usize, values: usize, drop_first: bool) -> Value {
+    let mut doc = wide_crd(versions, values, false);
+    for (i, v) in doc["spec"]["versions"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let mode = &mut v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["mode"]["enum"];
+        let list = mode.as_array_mut().unwrap();
+        *list.last_mut().unwrap() = Value::String(format!("only-v{i}"));
+        if drop_first {
+            list.remove(0);
+        }
+    }
+    doc
+}
+
 /// A construct whose parameters schema has `depth` levels of definitions, each referencing
 /// the next twice (2^depth paths through some 80 bytes a level); the leaf enum is `leaf`.
 fn doubling_construct(depth: usize, leaf: &[&str]) -> Value {
@@ -102,8 +118,9 @@ fn doubling_construct(depth: usize, leaf: &[&str]) -> Value {
             "properties": {"tree": {"$ref": "#/$defs/L0"}}}}}})
 }
 
-/// Near-linear comparisons: a 40,000-value enum, 1,500 served versions of one shape, and a
-/// 3 KB schema of 2^32 paths through shared definitions.
+/// Near-linear comparisons: a 40,000-value enum, 1,500 served versions of one shape, 500
+/// served versions whose schemas differ only at their end, and a 3 KB schema of 2^32 paths
+/// through shared definitions.
 fn hostile(c: &mut Criterion) {
     let mut g = c.benchmark_group("hostile");
     g.sample_size(10);
@@ -111,6 +128,8 @@ fn hostile(c: &mut Criterion) {
     g.bench_function("enum_40000_values", |b| b.iter(|| evolve(&old, &new)));
     let (old, new) = (wide_crd(1500, 4, false), wide_crd(1500, 4, true));
     g.bench_function("served_versions_1500", |b| b.iter(|| evolve(&old, &new)));
+    let (old, new) = (distinct_versions_crd(500, 1000, false), distinct_versions_crd(500, 1000, true));
+    g.bench_function("distinct_versions_500", |b| b.iter(|| evolve(&old, &new)));
     let (old, new) = (doubling_construct(32, &["x", "y"]), doubling_construct(32, &["x"]));
     g.bench_function("doubling_refs_depth_32", |b| {
         b.iter(|| {

@@ -832,3 +832,36 @@ fn derived_names_fit_63_characters_on_the_definition_and_the_composite() {
         }
     });
 }
+
+/// A CRD serving more distinct schemas than are compared pairwise (here 20, each with its own
+/// description, one shape) still has a version that leaves the shared shape refused as
+/// CVN-216: it is compared with the first version's schema, so the work stays linear in the
+/// versions and the finding names the pair (v1, v20).
+#[test]
+fn many_distinct_served_schemas_are_compared_with_the_first_one() {
+    let crd = |extra: bool| {
+        let versions: Vec<Value> = (1..=20)
+            .map(|i| {
+                let mut props = serde_json::json!({"size": {"type": "string", "description": format!("size, as of v{i}")}});
+                if extra && i == 20 {
+                    props["colour"] = serde_json::json!({"type": "string"});
+                }
+                serde_json::json!({"name": format!("v{i}"), "served": true, "storage": i == 1,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}}})
+            })
+            .collect();
+        serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"}, "versions": versions}})
+    };
+    let e = covenant::families::schema_bearing::evolve(&crd(false), &crd(true));
+    let parted: Vec<_> = e.structural.iter().filter(|s| s.rule == "CVN-216").collect();
+    assert_eq!(parted.len(), 1, "{parted:?}");
+    assert!(
+        parted[0].args.contains(&("a", "v1".to_string()))
+            && parted[0].args.contains(&("b", "v20".to_string()))
+    );
+    assert_eq!(parted[0].pointer, "/spec/versions/19");
+    // Nothing parts: nothing is said.
+    assert!(covenant::families::schema_bearing::evolve(&crd(false), &crd(false)).structural.is_empty());
+}

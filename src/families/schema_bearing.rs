@@ -191,10 +191,36 @@ impl Evolution {
     }
 }
 
+/// The most distinct served schemas compared pairwise for a shared shape (CVN-216); past it,
+/// each is compared with the first.
+const MAX_PAIRWISE_SHAPES: usize = 16;
+
 /// Schemas already loaded in one evolution, by their JSON: a CRD usually serves several
 /// versions written as the same schema, and an update leaves most versions as they were, so
 /// each distinct schema is loaded once and shared.
-type Loaded<'a> = Vec<(&'a Value, Arc<Schema>)>;
+/// Each is kept with a fingerprint of its JSON, so telling a new schema from those loaded
+/// costs one pass over it, not one comparison with each.
+type Loaded<'a> = Vec<(u64, &'a Value, Arc<Schema>)>;
+
+/// A hash of a JSON value's serialization (object members in the map's order, which is the
+/// same for equal values).
+fn fingerprint(v: &Value) -> u64 {
+    use std::hash::Hasher;
+    struct Feed(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for Feed {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut feed = Feed(std::collections::hash_map::DefaultHasher::new());
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut feed, v);
+    feed.0.finish()
+}
 
 fn load_schemas<'a>(
     vs: &[Version<'a>],
@@ -204,7 +230,8 @@ fn load_schemas<'a>(
     let mut out = BTreeMap::new();
     for v in vs {
         let Some(raw) = v.raw else { continue };
-        if let Some((_, s)) = loaded.iter().find(|(seen, _)| *seen == raw) {
+        let print = fingerprint(raw);
+        if let Some((_, _, s)) = loaded.iter().find(|(p, seen, _)| *p == print && *seen == raw) {
             out.insert(v.name.clone(), s.clone());
             continue;
         }
@@ -212,7 +239,7 @@ fn load_schemas<'a>(
         match load(raw, &at, Dialect::OpenApi) {
             Ok(s) => {
                 let s = Arc::new(s);
-                loaded.push((raw, s.clone()));
+                loaded.push((print, raw, s.clone()));
                 out.insert(v.name.clone(), s);
             }
             // Not kept: the same schema under another version reports its own problems.
@@ -368,8 +395,17 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
             }
         }
         let mut found: Vec<(usize, usize, Structural)> = Vec::new();
-        for (i, ga) in groups.iter().enumerate() {
-            for gb in &groups[i + 1..] {
+        // Every pair of distinct schemas is compared while there are few; past that (a CRD
+        // serving dozens of schemas that should share one shape) each is compared with the
+        // first only, so the work stays linear in the versions.
+        let pairs: Vec<(usize, usize)> = if groups.len() <= MAX_PAIRWISE_SHAPES {
+            (0..groups.len()).flat_map(|i| (i + 1..groups.len()).map(move |j| (i, j))).collect()
+        } else {
+            (1..groups.len()).map(|j| (0, j)).collect()
+        };
+        for (i, j) in pairs {
+            let (ga, gb) = (&groups[i], &groups[j]);
+            {
                 let now = shape_differences(ga.0, gb.0);
                 if now.is_empty() {
                     continue;
