@@ -484,96 +484,87 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         {
             let source =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            files.push((file, source));
+            let docs = crate::source::parse_stream(&source).0;
+            files.push((file, source, docs));
         }
     }
     let siblings: Vec<serde_json::Value> =
-        files.iter().flat_map(|(_, s)| crate::source::parse_stream(s).0).map(|d| d.value).collect();
-    {
-        for (file, mut source) in files {
-            let name = file.display().to_string();
-            for doc in crate::source::parse_stream(&source.clone()).0 {
-                let kind =
-                    doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
-                let ns = doc.value.pointer("/metadata/namespace").and_then(serde_json::Value::as_str);
-                let obj =
-                    doc.value.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
-                let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
-                for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
-                    let plan = match plan {
-                        Ok(p) => p,
-                        Err(why) => {
-                            let _ = writeln!(text, "{name}: {who}: cannot plan: {why}");
-                            json.push(serde_json::json!({"file": name, "consumer": who, "error": why}));
-                            continue;
-                        }
-                    };
-                    let pin = if plan.pin.is_empty() {
-                        "(floating)".to_string()
-                    } else {
-                        format!("\"{}\"", plan.pin)
-                    };
-                    let _ = writeln!(
+        files.iter().flat_map(|(_, _, docs)| docs.iter().map(|d| d.value.clone())).collect();
+    for (file, mut source, docs) in files {
+        let name = file.display().to_string();
+        for doc in docs {
+            let kind =
+                doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+            let ns = doc.value.pointer("/metadata/namespace").and_then(serde_json::Value::as_str);
+            let obj = doc.value.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+            let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
+            for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
+                let plan = match plan {
+                    Ok(p) => p,
+                    Err(why) => {
+                        let _ = writeln!(text, "{name}: {who}: cannot plan: {why}");
+                        json.push(serde_json::json!({"file": name, "consumer": who, "error": why}));
+                        continue;
+                    }
+                };
+                let pin =
+                    if plan.pin.is_empty() { "(floating)".to_string() } else { format!("\"{}\"", plan.pin) };
+                let _ = writeln!(
                         text,
                         "{name}: {who}: {} {} {pin} resolves to {}; target {}: move the pin to \"{}\" (implied {})",
                         plan.kind, plan.name, plan.from, plan.to, plan.new_pin, plan.diff.implied().as_str()
                     );
-                    let verdict = if plan.applies() { "would still apply" } else { "would NOT apply" };
-                    let _ = writeln!(text, "  {verdict}");
-                    let list = |text: &mut String, findings: &[crate::rules::Finding]| {
-                        for f in findings {
-                            let (action, rule) = (f.action.as_str(), f.rule.id);
-                            let _ = writeln!(text, "    {action} {rule} {}: {}", f.pointer, f.message);
-                        }
+                let verdict = if plan.applies() { "would still apply" } else { "would NOT apply" };
+                let _ = writeln!(text, "  {verdict}");
+                let list = |text: &mut String, findings: &[crate::rules::Finding]| {
+                    for f in findings {
+                        let (action, rule) = (f.action.as_str(), f.rule.id);
+                        let _ = writeln!(text, "    {action} {rule} {}: {}", f.pointer, f.message);
+                    }
+                };
+                list(&mut text, &plan.findings);
+                for (binding, findings) in &plan.bindings {
+                    let verdict = if findings.iter().any(|f| f.action == crate::rules::Action::Deny) {
+                        "its environment configs would NOT validate"
+                    } else {
+                        "its environment configs validate"
                     };
-                    list(&mut text, &plan.findings);
-                    for (binding, findings) in &plan.bindings {
-                        let verdict = if findings.iter().any(|f| f.action == crate::rules::Action::Deny) {
-                            "its environment configs would NOT validate"
-                        } else {
-                            "its environment configs validate"
-                        };
-                        let _ = writeln!(text, "  {binding}: {verdict} against {}", plan.to);
-                        list(&mut text, findings);
-                    }
-                    let _ = writeln!(
-                        markdown,
-                        "## Upgrade {who}: {} {} {} → {}\n\nPin {pin} → \"{}\". **{verdict}.**\n",
-                        plan.kind, plan.name, plan.from, plan.to, plan.new_pin
-                    );
-                    for f in &plan.findings {
-                        let _ = writeln!(markdown, "- `{}` `{}` {}", f.rule.id, f.pointer, f.message);
-                    }
-                    for (binding, findings) in &plan.bindings {
-                        for f in findings {
-                            let _ = writeln!(
-                                markdown,
-                                "- {binding}: `{}` `{}` {}",
-                                f.rule.id, f.pointer, f.message
-                            );
-                        }
-                    }
-                    let _ = writeln!(markdown, "\n{}", crate::report::diff::render_markdown(&plan.diff));
-                    let mut entry = plan.to_json();
-                    entry["file"] = name.clone().into();
-                    entry["consumer"] = who.clone().into();
-                    if args.write && plan.applies() {
-                        match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
-                            Some(updated) => {
-                                source = updated;
-                                std::fs::write(&file, &source)
-                                    .with_context(|| format!("cannot write {name}"))?;
-                                wrote += 1;
-                                entry["written"] = true.into();
-                                let _ = writeln!(text, "  wrote the pin \"{}\"", plan.new_pin);
-                            }
-                            None => {
-                                let _ = writeln!(text, "  not written: the reference writes no version to move (add `version: \"{}\"`)", plan.new_pin);
-                            }
-                        }
-                    }
-                    json.push(entry);
+                    let _ = writeln!(text, "  {binding}: {verdict} against {}", plan.to);
+                    list(&mut text, findings);
                 }
+                let _ = writeln!(
+                    markdown,
+                    "## Upgrade {who}: {} {} {} → {}\n\nPin {pin} → \"{}\". **{verdict}.**\n",
+                    plan.kind, plan.name, plan.from, plan.to, plan.new_pin
+                );
+                for f in &plan.findings {
+                    let _ = writeln!(markdown, "- `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                }
+                for (binding, findings) in &plan.bindings {
+                    for f in findings {
+                        let _ =
+                            writeln!(markdown, "- {binding}: `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                    }
+                }
+                let _ = writeln!(markdown, "\n{}", crate::report::diff::render_markdown(&plan.diff));
+                let mut entry = plan.to_json();
+                entry["file"] = name.clone().into();
+                entry["consumer"] = who.clone().into();
+                if args.write && plan.applies() {
+                    match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
+                        Some(updated) => {
+                            source = updated;
+                            std::fs::write(&file, &source).with_context(|| format!("cannot write {name}"))?;
+                            wrote += 1;
+                            entry["written"] = true.into();
+                            let _ = writeln!(text, "  wrote the pin \"{}\"", plan.new_pin);
+                        }
+                        None => {
+                            let _ = writeln!(text, "  not written: the reference writes no version to move (add `version: \"{}\"`)", plan.new_pin);
+                        }
+                    }
+                }
+                json.push(entry);
             }
         }
     }

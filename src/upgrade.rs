@@ -92,6 +92,8 @@ pub fn plan(
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     let namespace = doc.pointer("/metadata/namespace").and_then(Value::as_str);
     let mut out = Vec::new();
+    // The consumer's bindings, read once, when a reference first moves.
+    let mut stored_bindings: Option<Result<Vec<Value>, String>> = None;
     for r in references(kind, doc) {
         let (pointer, construct_kind, name, pin) = (r.pointer, r.kind, r.logical, r.pin);
         let objects =
@@ -153,7 +155,9 @@ pub fn plan(
         let frozen =
             Frozen { pointer: &pointer, kind: &construct_kind, version: &target, object: &target_object };
         let bindings = if kind == "Component" {
-            match bindings_of(cluster, doc, siblings) {
+            match stored_bindings
+                .get_or_insert_with(|| bindings_of(cluster, doc, siblings).map_err(|e| e.to_string()))
+            {
                 Ok(b) => b.iter().filter_map(|b| judge_binding(engine, cluster, doc, &frozen, b)).collect(),
                 Err(e) => {
                     // Whether the move applies cannot be proved without them.

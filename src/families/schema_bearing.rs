@@ -405,41 +405,37 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
         };
         for (i, j) in pairs {
             let (ga, gb) = (&groups[i], &groups[j]);
-            {
-                let now = shape_differences(ga.0, gb.0);
-                if now.is_empty() {
-                    continue;
-                }
-                let before = match (ga.1, gb.1) {
-                    (Some(oa), Some(ob)) if flavor == Flavor::Xrd || !converts(old) => {
-                        shape_differences(oa, ob)
-                    }
-                    _ => Vec::new(),
-                };
-                let new_ones: Vec<&String> = now.iter().filter(|d| !before.contains(d)).collect();
-                let Some(first) = new_ones.first() else { continue };
-                let more = if new_ones.len() > 1 {
-                    format!(" (and {} more)", new_ones.len() - 1)
-                } else {
-                    String::new()
-                };
-                for x in &ga.2 {
-                    for y in &gb.2 {
-                        let (a, b) = if x.index < y.index { (x, y) } else { (y, x) };
-                        found.push((
-                            a.index,
-                            b.index,
-                            Structural {
-                                rule: "CVN-216",
-                                pointer: format!("/spec/versions/{}", b.index),
-                                args: vec![
-                                    ("a", a.name.clone()),
-                                    ("b", b.name.clone()),
-                                    ("detail", format!("{first}{more}")),
-                                ],
-                            },
-                        ));
-                    }
+            let now = shape_differences(ga.0, gb.0);
+            if now.is_empty() {
+                continue;
+            }
+            let before = match (ga.1, gb.1) {
+                (Some(oa), Some(ob)) if flavor == Flavor::Xrd || !converts(old) => shape_differences(oa, ob),
+                _ => Vec::new(),
+            };
+            let new_ones: Vec<&String> = now.iter().filter(|d| !before.contains(d)).collect();
+            let Some(first) = new_ones.first() else { continue };
+            let more = if new_ones.len() > 1 {
+                format!(" (and {} more)", new_ones.len() - 1)
+            } else {
+                String::new()
+            };
+            for x in &ga.2 {
+                for y in &gb.2 {
+                    let (a, b) = if x.index < y.index { (x, y) } else { (y, x) };
+                    found.push((
+                        a.index,
+                        b.index,
+                        Structural {
+                            rule: "CVN-216",
+                            pointer: format!("/spec/versions/{}", b.index),
+                            args: vec![
+                                ("a", a.name.clone()),
+                                ("b", b.name.clone()),
+                                ("detail", format!("{first}{more}")),
+                            ],
+                        },
+                    ));
                 }
             }
         }
