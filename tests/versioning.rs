@@ -733,7 +733,7 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
 
 /// `/api/v0/compare` answers the contract diff of two published versions, byte for byte what
 /// `covenant diff --context DIR NAME FROM TO` prints, as markdown and as JSON; a version not
-/// published is a 404 naming what is.
+/// published is a 404 naming what is; a cluster that cannot be read is a 503.
 #[tokio::test]
 async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     let dir = common::fixtures().join("openchoreo/published");
@@ -774,6 +774,23 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     let unknown = reqwest::get(format!("{base}&colour=1")).await.unwrap();
     assert_eq!(unknown.status(), 400);
     assert!(unknown.text().await.unwrap().contains("unknown field `colour`"));
+    // A kind that is not a construct kind is named, not searched and reported unpublished.
+    let kind = reqwest::get(format!("{base}&kind=Component")).await.unwrap();
+    assert_eq!(kind.status(), 400);
+    let problem: Value = kind.json().await.unwrap();
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("kind \"Component\" is not a construct kind"),
+        "{problem}"
+    );
+    // Without readable cluster state, what is published is unknown: 503, never "not published".
+    let blind = common::TestServer::start().await;
+    let url = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", blind.admin);
+    let unreadable = reqwest::get(url).await.unwrap();
+    assert_eq!(unreadable.status(), 503);
+    let problem: Value = unreadable.json().await.unwrap();
+    assert_eq!(problem["type"].as_str().map(|t| t.ends_with("cluster-unavailable")), Some(true), "{problem}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.starts_with("cannot read the published constructs: no cluster state"), "{detail}");
 }
 
 /// `covenant upgrade` over the seed's worked example: ruby-service 1.1.0 → 2.0.0 removes

@@ -949,19 +949,56 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
     }
 }
 
+/// Why no single published construct answers `published_at`.
+#[derive(Debug, thiserror::Error)]
+pub enum Unpublished {
+    /// The kind asked for is not a construct kind.
+    #[error("kind \"{0}\" is not a construct kind (expected one of {kinds})", kinds = KINDS.join(", "))]
+    UnknownKind(String),
+    /// The cluster state could not be read: nothing can be said about what is published.
+    #[error("cannot read the published constructs: {0}")]
+    Unreadable(#[from] crate::cluster::Error),
+    /// Nothing of that name is published.
+    #[error("no construct named \"{0}\" is published")]
+    Nothing(String),
+    /// The name is published, not at that version.
+    #[error("\"{name}\" is not published at {version} (published: {published})")]
+    NotAt {
+        /// The logical name.
+        name: String,
+        /// The version asked for.
+        version: String,
+        /// The versions that are published, comma-separated.
+        published: String,
+    },
+    /// More than one object publishes the name at that version.
+    #[error("{count} objects publish \"{name}\" at {version}; refusing to pick one")]
+    Ambiguous {
+        /// How many.
+        count: usize,
+        /// The logical name.
+        name: String,
+        /// The version.
+        version: String,
+    },
+}
+
 /// The published construct of logical name `name` at exactly `version`, of `kind` (or of any
 /// construct kind): what `covenant diff --context DIR NAME FROM TO` and `/api/v0/compare`
-/// compare. An error names what is published instead.
+/// compare. An error names what is published instead, or says the cluster could not be read.
 pub fn published_at(
     cluster: &dyn crate::cluster::ClusterView,
     kind: Option<&str>,
     name: &str,
     version: &str,
-) -> Result<Value, String> {
+) -> Result<Value, Unpublished> {
+    if let Some(k) = kind.filter(|k| !KINDS.contains(k)) {
+        return Err(Unpublished::UnknownKind(k.to_string()));
+    }
     let mut found = Vec::new();
     let mut published = Vec::new();
     for k in KINDS.iter().filter(|k| kind.is_none_or(|want| want == **k)) {
-        for o in cluster.list(GROUP, k, None, None).map_err(|e| e.to_string())? {
+        for o in cluster.list(GROUP, k, None, None)? {
             if logical_name(&o) != name {
                 continue;
             }
@@ -974,9 +1011,13 @@ pub fn published_at(
     }
     match found.len() {
         1 => Ok(found.remove(0)),
-        0 if published.is_empty() => Err(format!("no construct named \"{name}\" is published")),
-        0 => Err(format!("\"{name}\" is not published at {version} (published: {})", published.join(", "))),
-        n => Err(format!("{n} objects publish \"{name}\" at {version}; refusing to pick one")),
+        0 if published.is_empty() => Err(Unpublished::Nothing(name.to_string())),
+        0 => Err(Unpublished::NotAt {
+            name: name.to_string(),
+            version: version.to_string(),
+            published: published.join(", "),
+        }),
+        count => Err(Unpublished::Ambiguous { count, name: name.to_string(), version: version.to_string() }),
     }
 }
 

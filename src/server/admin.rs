@@ -163,12 +163,16 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
     let answer = off_worker("compare", move || {
         let at = |v: &str| {
             crate::families::construct::published_at(cluster.as_ref(), q.kind.as_deref(), &q.name, v)
+                .map_err(unpublished)
         };
         let (old, new) = (at(&q.from)?, at(&q.to)?);
         let policy = |family: &str| {
             stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
         };
-        crate::report::diff::compute(&old, &new, policy).map_err(|e| e.to_string())
+        crate::report::diff::compute(&old, &new, policy).map_err(|e| {
+            let detail = format!("{} {} → {}: {e}", q.name, q.from, q.to);
+            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "not-comparable", "Not comparable", detail)
+        })
     })
     .await;
     match answer {
@@ -182,11 +186,27 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
             format!("{}\n", crate::report::diff::render_json(&d)),
         )
             .into_response(),
-        Ok(Err(why)) => {
-            Problem::new(StatusCode::NOT_FOUND, "not-published", "Not published", why).into_response()
-        }
+        Ok(Err(problem)) => problem.into_response(),
         Err(failed) => failed,
     }
+}
+
+/// The answer to a lookup of a published construct that found none: a kind that is not a
+/// construct kind is the caller's mistake (400), a cluster that cannot be read is 503 (what
+/// is published is unknown, never "not published"), two objects at one version a conflict.
+fn unpublished(why: crate::families::construct::Unpublished) -> Problem {
+    use crate::families::construct::Unpublished;
+    let (status, kind, title) = match &why {
+        Unpublished::UnknownKind(_) => (StatusCode::BAD_REQUEST, "bad-kind", "Not a construct kind"),
+        Unpublished::Unreadable(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "cluster-unavailable", "Cluster state unavailable")
+        }
+        Unpublished::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous", "Published more than once"),
+        Unpublished::Nothing(_) | Unpublished::NotAt { .. } => {
+            (StatusCode::NOT_FOUND, "not-published", "Not published")
+        }
+    };
+    Problem::new(status, kind, title, why.to_string())
 }
 
 /// `?kind=&namespace=&name=&to=` of `/api/v0/upgrade`.
