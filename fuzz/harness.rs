@@ -22,7 +22,7 @@ fn engine() -> &'static Engine {
 
 /// An AdmissionReview body, as the webhook takes it: decode, judge, mutate, answer.
 pub fn review(data: &[u8]) -> bool {
-    let Ok(review) = covenant::admission::decode(data) else { return false };
+    let Ok(review) = covenant::admission::decode(data.to_vec()) else { return false };
     let verdict = engine().evaluate(&review.subject, &EmptyCluster);
     let response = covenant::admission::respond(&review.uid, &verdict, &[]);
     let _ = serde_json::to_vec(&response);

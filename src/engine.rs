@@ -475,7 +475,7 @@ mod tests {
         assert_eq!(v.family, None);
         assert!(v.findings.is_empty());
         // Not concerned means not parsed: a raw object stays raw.
-        let raw = serde_json::value::RawValue::from_string("{\"kind\":\"Pod\"}".into()).unwrap();
+        let raw = bytes::Bytes::from_static(b"{\"kind\":\"Pod\"}");
         let mut pod = Subject::from_document(json!({}));
         pod.gvk = crate::subject::Gvk::from_api_version("v1", "Pod");
         pod.object = Some(crate::subject::Object::from_raw(raw));

@@ -54,7 +54,7 @@ fn the_review_decoder_and_engine_never_panic_on_mangled_reviews() {
     for path in common::corpus_reviews() {
         let bytes = std::fs::read(&path).unwrap();
         for v in variants(&bytes, &mut rng, 200) {
-            match covenant::admission::decode(&v) {
+            match covenant::admission::decode(v.clone()) {
                 Ok(review) => {
                     decoded += 1;
                     let verdict = engine.evaluate(&review.subject, &EmptyCluster);

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 
+use bytes::Bytes;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -51,16 +52,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ReviewIn {
+struct ReviewIn<'a> {
     api_version: String,
     kind: String,
-    #[serde(default)]
-    request: Option<Obj<RequestIn>>,
+    #[serde(default, borrow)]
+    request: Option<Obj<RequestIn<'a>>>,
     /// Declared by the v1 schema; a request review never carries one that matters, and its
     /// content is not read.
-    #[serde(default)]
+    #[serde(default, borrow)]
     #[allow(dead_code)]
-    response: Option<Box<RawValue>>,
+    response: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -97,7 +98,7 @@ struct UserInfo {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[allow(dead_code)]
-struct RequestIn {
+struct RequestIn<'a> {
     uid: String,
     kind: Obj<GroupVersionKind>,
     resource: Obj<GroupVersionResource>,
@@ -115,14 +116,15 @@ struct RequestIn {
     namespace: Option<String>,
     operation: String,
     user_info: Obj<UserInfo>,
-    #[serde(default)]
-    object: Option<Box<RawValue>>,
-    #[serde(default)]
-    old_object: Option<Box<RawValue>>,
+    /// Borrowed from the body: an object is kept as a slice of it, never copied.
+    #[serde(default, borrow)]
+    object: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    old_object: Option<&'a RawValue>,
     #[serde(default)]
     dry_run: Option<bool>,
-    #[serde(default)]
-    options: Option<Box<RawValue>>,
+    #[serde(default, borrow)]
+    options: Option<&'a RawValue>,
 }
 
 /// A decoded review: the request's uid and subresource beside the subject.
@@ -153,8 +155,11 @@ fn with_path(body: &[u8], plain: serde_json::Error) -> String {
     }
 }
 
-/// Decode an AdmissionReview body.
-pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
+/// Decode an AdmissionReview body. The objects stay raw JSON, as slices of `body` (which
+/// they keep alive): decoding copies none of their bytes.
+pub fn decode(body: impl Into<Bytes>) -> Result<Review, DecodeError> {
+    let body: Bytes = body.into();
+    let body = &body;
     let review: ReviewIn = match serde_json::from_slice::<Obj<ReviewIn>>(body) {
         Ok(Obj(r)) => r,
         Err(e) => {
@@ -197,7 +202,9 @@ pub fn decode(body: &[u8]) -> Result<Review, DecodeError> {
             }
         }
     }
-    let present = |o: Option<Box<RawValue>>| o.filter(|r| r.get() != "null").map(Object::from_raw);
+    let present = |o: Option<&RawValue>| {
+        o.filter(|r| r.get() != "null").map(|r| Object::from_raw(body.slice_ref(r.get().as_bytes())))
+    };
     let subject = Subject {
         gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
         operation: Operation::parse(&request.operation),
@@ -233,17 +240,17 @@ mod tests {
             ("{}", "7", "request.oldObject", "a number"),
             ("{}", "true", "request.oldObject", "a boolean"),
         ] {
-            let e = decode(review(object, old).as_bytes()).unwrap_err().to_string();
+            let e = decode(review(object, old)).unwrap_err().to_string();
             assert!(e.contains(member) && e.contains(found), "{e}");
         }
-        assert!(decode(review("{}", "null").as_bytes()).is_ok());
+        assert!(decode(review("{}", "null")).is_ok());
     }
 
     const MINIMAL: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{"username":"me"},"object":{"a":1},"oldObject":null}}"#;
 
     #[test]
     fn minimal_review_decodes_without_parsing_the_object() {
-        let r = decode(MINIMAL.as_bytes()).unwrap();
+        let r = decode(MINIMAL).unwrap();
         assert_eq!(r.uid, "u1");
         assert_eq!(r.subject.gvk.kind, "Pod");
         assert!(r.subject.old_object.is_none());
@@ -254,7 +261,7 @@ mod tests {
     #[test]
     fn undeclared_member_is_malformed_and_named() {
         let body = MINIMAL.replace("\"uid\":\"u1\"", "\"uid\":\"u1\",\"extraMember\":1");
-        let err = decode(body.as_bytes()).unwrap_err();
+        let err = decode(body.to_string()).unwrap_err();
         assert!(err.to_string().contains("extraMember"), "{err}");
     }
 
@@ -262,14 +269,14 @@ mod tests {
     fn another_version_is_named() {
         let body = MINIMAL.replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1");
         assert_eq!(
-            decode(body.as_bytes()).unwrap_err(),
+            decode(body.to_string()).unwrap_err(),
             DecodeError::Version { found: "admission.k8s.io/v1beta1".into() }
         );
     }
 
     #[test]
     fn garbage_is_malformed() {
-        assert!(matches!(decode(b"{not json"), Err(DecodeError::Malformed(_))));
-        assert!(matches!(decode(b"[]"), Err(DecodeError::Malformed(_))));
+        assert!(matches!(decode(&b"{not json"[..]), Err(DecodeError::Malformed(_))));
+        assert!(matches!(decode(&b"[]"[..]), Err(DecodeError::Malformed(_))));
     }
 }

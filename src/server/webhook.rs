@@ -110,8 +110,8 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
 const INLINE_DECODE: usize = 64 * 1024;
 
 /// Decode a review body; a problem names what is wrong.
-fn decode(bytes: &[u8]) -> Result<admission::Review, Problem> {
-    admission::decode(bytes).map_err(|e| {
+fn decode(bytes: &Bytes) -> Result<admission::Review, Problem> {
+    admission::decode(bytes.clone()).map_err(|e| {
         let slug = match e {
             DecodeError::Version { .. } => "unsupported-version",
             _ => "malformed-review",
