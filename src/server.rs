@@ -33,7 +33,8 @@ pub fn router(state: AppState) -> Router {
         Router::new()
             .route("/api/v0/validate", post(webhook::validate))
             .route("/api/v0/mutate", post(webhook::mutate))
-            .with_state(state),
+            // Shared, not cloned per request: the state is a few dozen handles.
+            .with_state(Arc::new(state)),
     )
 }
 

@@ -2,6 +2,7 @@
 //! body within the limit, decodes the review, runs the engine and answers the review; every
 //! refusal of the HTTP layer is a problem document. One code path serves both routes.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use axum::body::{Body, Bytes};
@@ -34,12 +35,12 @@ impl Webhook {
 }
 
 /// `POST /api/v0/validate`
-pub async fn validate(State(state): State<AppState>, request: Request) -> Response {
+pub async fn validate(State(state): State<Arc<AppState>>, request: Request) -> Response {
     handle(state, Webhook::Validate, request).await
 }
 
 /// `POST /api/v0/mutate`
-pub async fn mutate(State(state): State<AppState>, request: Request) -> Response {
+pub async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Response {
     handle(state, Webhook::Mutate, request).await
 }
 
@@ -167,7 +168,7 @@ fn refuse(state: &AppState, webhook: Webhook, problem: Problem) -> Response {
     problem.into_response()
 }
 
-async fn handle(state: AppState, webhook: Webhook, request: Request) -> Response {
+async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
     // Refusals decided on the head alone still read a bounded part of the body first.
