@@ -123,6 +123,12 @@ impl Object {
             .map_err(String::as_str)
     }
 
+    /// The object's JSON text, when it is still kept raw (from a review) and is UTF-8; a
+    /// family that reads only part of a large object can read that part from here.
+    pub fn text(&self) -> Option<&str> {
+        self.raw.as_ref().and_then(|raw| std::str::from_utf8(raw).ok())
+    }
+
     /// Why the object could not be parsed, if parsing was tried and failed.
     pub fn unreadable(&self) -> Option<&str> {
         self.parsed.get().and_then(|r| r.as_ref().err()).map(String::as_str)

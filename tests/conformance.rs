@@ -16,7 +16,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use covenant::families::schema_bearing::{evolve, Flavor};
+use covenant::families::schema_bearing::{evolve, evolve_outlines, Flavor, Outline, Source};
 use covenant::rules::evolution::{judge, Direction};
 use covenant::schema::diff::{diff, ChangeKind};
 use covenant::schema::openapi::{load_keeping_unknown as load, Dialect};
@@ -315,6 +315,13 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             continue;
         }
         let e = evolve(&old, &new);
+        // Read as a review carries them (JSON text, each version's schema kept as its text
+        // and parsed only when no other version has the same bytes), the evolution is the same.
+        let (old_text, new_text) = (old.to_string(), new.to_string());
+        let (old_outline, new_outline) =
+            (Outline::of_text(&old_text).unwrap(), Outline::of_text(&new_text).unwrap());
+        assert!(new_outline.schemas.iter().flatten().all(|s| matches!(s, Source::Text(_))), "{id}");
+        assert_eq!(evolve_outlines(&old_outline, &new_outline), e, "{id}: read from text");
         // Schemas the apiserver accepted must be readable: the v1beta1 ones may carry
         // non-structural keywords, which the model keeps as data.
         assert!(e.unreadable.is_empty(), "{id}: {:?}", e.unreadable);

@@ -865,3 +865,39 @@ fn many_distinct_served_schemas_are_compared_with_the_first_one() {
     // Nothing parts: nothing is said.
     assert!(covenant::families::schema_bearing::evolve(&crd(false), &crd(false)).structural.is_empty());
 }
+
+/// A CRD update as the apiserver sends it (Gateway API HTTPRoute v1.2.0 → v1.3.0, two served
+/// versions written with one schema): each version's schema is read from the review's text,
+/// a schema the document repeats is parsed and loaded once, and the object is never parsed
+/// whole. The verdict is the one the parsed objects get.
+#[test]
+fn a_reviewed_crd_update_reads_each_distinct_schema_once_from_the_text() {
+    use covenant::families::schema_bearing::{evolve, evolve_outlines, Outline};
+    let body = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
+    let review = covenant::admission::decode(body).unwrap();
+    let (new, old) = (review.subject.object.as_ref().unwrap(), review.subject.old_object.as_ref().unwrap());
+    let (new_outline, old_outline) =
+        (Outline::of_text(new.text().unwrap()).unwrap(), Outline::of_text(old.text().unwrap()).unwrap());
+    let e = evolve_outlines(&old_outline, &new_outline);
+    assert!(std::sync::Arc::ptr_eq(&e.schemas["v1"], &e.schemas["v1beta1"]), "one schema, loaded once");
+    assert!(!e.versions.is_empty() && e.versions.iter().any(|v| !v.changes.is_empty()));
+    assert!(!new.is_parsed() && !old.is_parsed());
+    assert_eq!(e, evolve(old.value().unwrap(), new.value().unwrap()));
+
+    // Through the engine: the family reads the outlines, and leaves the objects unparsed.
+    let engine = covenant::engine::Engine::new(&covenant::config::Config::embedded().unwrap());
+    let review = covenant::admission::decode(
+        std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap(),
+    )
+    .unwrap();
+    let verdict = engine.evaluate(&review.subject, &covenant::cluster::EmptyCluster);
+    assert_eq!(verdict.family, Some("crd"));
+    assert!(!verdict.findings.is_empty(), "the update changes the schema; something is said about it");
+    assert!(!review.subject.object.as_ref().unwrap().is_parsed(), "the object was parsed whole");
+    let mut parsed = covenant::subject::Subject::from_document(new.value().unwrap().clone());
+    parsed.gvk = review.subject.gvk.clone();
+    parsed.operation = review.subject.operation.clone();
+    parsed.old_object = Some(covenant::subject::Object::from_value(old.value().unwrap().clone()));
+    let lines = |v: &covenant::engine::Verdict| v.findings.iter().map(|f| f.line()).collect::<Vec<_>>();
+    assert_eq!(lines(&verdict), lines(&engine.evaluate(&parsed, &covenant::cluster::EmptyCluster)));
+}

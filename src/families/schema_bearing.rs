@@ -21,6 +21,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+mod outline;
+
+pub use outline::{Outline, Source};
+
 use super::{Claim, Context, Family};
 use crate::cluster::Error as LookupError;
 use crate::config::Enforcement;
@@ -93,12 +97,12 @@ pub struct Version<'a> {
     pub deprecated: bool,
     /// Its deprecation warning.
     pub deprecation_warning: Option<String>,
-    /// Its schema, raw; `None` when it declares none.
-    pub raw: Option<&'a Value>,
+    /// Its schema, as the document holds it; `None` when it declares none.
+    pub raw: Option<Source<'a>>,
 }
 
-fn versions(doc: &Value, flavor: Flavor) -> Vec<Version<'_>> {
-    let list = doc.pointer("/spec/versions").and_then(Value::as_array);
+fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
+    let list = outline.doc.pointer("/spec/versions").and_then(Value::as_array);
     list.into_iter()
         .flatten()
         .enumerate()
@@ -115,7 +119,7 @@ fn versions(doc: &Value, flavor: Flavor) -> Vec<Version<'_>> {
                 storage,
                 deprecated: flag("deprecated"),
                 deprecation_warning: v.get("deprecationWarning").and_then(Value::as_str).map(str::to_string),
-                raw: v.pointer("/schema/openAPIV3Schema"),
+                raw: outline.schema(index),
             }
         })
         .collect()
@@ -143,7 +147,7 @@ impl Structural {
 }
 
 /// The changes of one version.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct VersionChanges {
     /// The version name.
     pub version: String,
@@ -154,7 +158,7 @@ pub struct VersionChanges {
 }
 
 /// Everything an update of a CRD or XRD changes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Evolution {
     /// Which document.
     pub flavor: Flavor,
@@ -197,10 +201,32 @@ const MAX_PAIRWISE_SHAPES: usize = 16;
 
 /// Schemas already loaded in one evolution, by their JSON: a CRD usually serves several
 /// versions written as the same schema, and an update leaves most versions as they were, so
-/// each distinct schema is loaded once and shared.
-/// Each is kept with a fingerprint of its JSON, so telling a new schema from those loaded
-/// costs one pass over it, not one comparison with each.
-type Loaded<'a> = Vec<(u64, &'a Value, Arc<Schema>)>;
+/// each distinct schema is loaded once and shared. A schema kept as text is told from those
+/// loaded by its bytes (compared in full only when their length and ends agree), and parsed
+/// only if it is new; a tree by a fingerprint of its JSON, so either costs one pass over
+/// it, not one comparison with each.
+type Loaded<'a> = Vec<(u64, Source<'a>, Arc<Schema>)>;
+
+/// A key that tells schema texts apart cheaply: the length and a hash of both ends (texts
+/// that differ only in their middle are told apart by the full comparison that follows).
+fn text_key(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    const END: usize = 256;
+    let bytes = text.as_bytes();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.len().hash(&mut h);
+    bytes[..bytes.len().min(END)].hash(&mut h);
+    bytes[bytes.len().saturating_sub(END)..].hash(&mut h);
+    h.finish()
+}
+
+fn same_source(a: &Source<'_>, b: &Source<'_>) -> bool {
+    match (a, b) {
+        (Source::Text(a), Source::Text(b)) => a == b,
+        (Source::Tree(a), Source::Tree(b)) => a == b,
+        _ => false,
+    }
+}
 
 /// A hash of a JSON value's serialization (object members in the map's order, which is the
 /// same for equal values).
@@ -230,13 +256,23 @@ fn load_schemas<'a>(
     let mut out = BTreeMap::new();
     for v in vs {
         let Some(raw) = v.raw else { continue };
-        let print = fingerprint(raw);
-        if let Some((_, _, s)) = loaded.iter().find(|(p, seen, _)| *p == print && *seen == raw) {
+        let print = match raw {
+            Source::Text(text) => text_key(text),
+            Source::Tree(tree) => fingerprint(tree),
+        };
+        if let Some((_, _, s)) = loaded.iter().find(|(p, seen, _)| *p == print && same_source(seen, &raw)) {
             out.insert(v.name.clone(), s.clone());
             continue;
         }
         let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
-        match load(raw, &at, Dialect::OpenApi) {
+        let tree = match raw.tree() {
+            Ok(tree) => tree,
+            Err(why) => {
+                problems.push((at.pointer.clone(), format!("(root): not readable JSON: {why}")));
+                continue;
+            }
+        };
+        match load(&tree, &at, Dialect::OpenApi) {
             Ok(s) => {
                 let s = Arc::new(s);
                 loaded.push((print, raw, s.clone()));
@@ -268,9 +304,15 @@ fn shape_differences(a: &Schema, b: &Schema) -> Vec<String> {
 
 /// Diff an update of a CRD or XRD. `old` and `new` must be the same flavor.
 pub fn evolve(old: &Value, new: &Value) -> Evolution {
+    evolve_outlines(&Outline::of_value(old), &Outline::of_value(new))
+}
+
+/// Diff an update of a CRD or XRD read as outlines (its schemas apart, as text or trees).
+pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> Evolution {
+    let (old, new): (&Value, &Value) = (&old_outline.doc, &new_outline.doc);
     let flavor = Flavor::of(new).or_else(|| Flavor::of(old)).unwrap_or(Flavor::Crd);
     let name = text(new, "/metadata/name");
-    let (old_versions, new_versions) = (versions(old, flavor), versions(new, flavor));
+    let (old_versions, new_versions) = (versions(old_outline, flavor), versions(new_outline, flavor));
     let mut unreadable = Vec::new();
     let mut scratch = Vec::new();
     let mut loaded = Loaded::new();
@@ -619,11 +661,21 @@ impl Family for SchemaBearing {
             return;
         }
         let (Some(new), Some(old)) = (&subject.object, &subject.old_object) else { return };
-        let (Ok(new), Ok(old)) = (new.value(), old.value()) else { return };
-        self.advise_unless_enforced(new, Some(old), cx);
-        let evolution = evolve(old, new);
-        self.report(&evolution, new, cx);
+        let (Some(new), Some(old)) = (outline(new), outline(old)) else { return };
+        self.advise_unless_enforced(&new.doc, Some(&old.doc), cx);
+        let evolution = evolve_outlines(&old, &new);
+        self.report(&evolution, &new, cx);
     }
+}
+
+/// The outline of an object: read from its text when it is still raw (a review), so its
+/// version schemas are parsed only where the evolution needs them; from its tree otherwise.
+/// `None` when it cannot be read, which the engine then reports (CVN-109).
+fn outline(object: &crate::subject::Object) -> Option<Outline<'_>> {
+    if let Some(outline) = object.text().and_then(|text| Outline::of_text(text).ok()) {
+        return Some(outline);
+    }
+    object.value().ok().map(Outline::of_value)
 }
 
 impl SchemaBearing {
@@ -632,25 +684,26 @@ impl SchemaBearing {
     /// and an XRD's version discipline (CVN-217, CVN-219). It is judged as an update of the
     /// same document with no versions, so every served version is new and nothing else moved.
     fn created(&self, subject: &Subject, cx: &mut Context<'_>) {
-        let Some(Ok(new)) = subject.object.as_ref().map(|o| o.value()) else { return };
-        self.advise_unless_enforced(new, None, cx);
-        let mut empty = new.clone();
+        let Some(new) = subject.object.as_ref().and_then(outline) else { return };
+        self.advise_unless_enforced(&new.doc, None, cx);
+        let mut empty = new.doc.clone().into_owned();
         if let Some(spec) = empty.get_mut("spec").and_then(Value::as_object_mut) {
             spec.insert("versions".into(), Value::Array(Vec::new()));
         }
-        let evolution = evolve(&empty, new);
+        let empty = Outline::of_value(&empty);
+        let evolution = evolve_outlines(&empty, &new);
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
         }
         let subject_text = evolution.subject(None);
-        derived_names(&evolution, new, cx);
+        derived_names(&evolution, &new, cx);
         for s in evolution.structural {
             report_structural(s, &subject_text, cx);
         }
     }
 
-    fn report(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
+    fn report(&self, evolution: &Evolution, new: &Outline<'_>, cx: &mut Context<'_>) {
         derived_names(evolution, new, cx);
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
@@ -670,7 +723,11 @@ impl SchemaBearing {
             report_structural(s.clone(), &evolution.subject(None), cx);
         }
         for v in &evolution.versions {
-            let raw = new.pointer(&format!("/spec/versions/{}/schema/openAPIV3Schema", v.index));
+            // The schema's tree, to place findings in it: parsed (when it is text) only for a
+            // version that has a breaking change to place.
+            let breaks = v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some());
+            let tree = new.schema(v.index).filter(|_| breaks).and_then(|s| s.tree().ok());
+            let raw = tree.as_deref();
             let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
             let subject_text = evolution.subject(Some(&v.version));
             for j in v.changes.iter().filter(|j| j.bump == Bump::Major) {
@@ -709,7 +766,12 @@ impl SchemaBearing {
     /// closedness, RE2 patterns, formats, list types and CEL rules). Returns which versions
     /// every live object satisfies; `None` when no cluster state was available (the
     /// tightening findings then stand as they are).
-    fn live_check(&self, evolution: &Evolution, new: &Value, cx: &mut Context<'_>) -> Option<LiveOutcome> {
+    fn live_check(
+        &self,
+        evolution: &Evolution,
+        outline: &Outline<'_>,
+        cx: &mut Context<'_>,
+    ) -> Option<LiveOutcome> {
         if self.stability != Stability::Always || !cx.runs("CVN-215") {
             return None;
         }
@@ -724,7 +786,8 @@ impl SchemaBearing {
             })
             .map(|v| (v.version.as_str(), v.index, v.changes.as_slice()))
             .collect();
-        let new_versions = versions(new, self.flavor);
+        let new_versions = versions(outline, self.flavor);
+        let new: &Value = &outline.doc;
         if let Some(moved) = storage_moved.filter(|m| !work.iter().any(|(v, _, _)| v == m)) {
             if let Some(v) = new_versions.iter().find(|v| v.name == moved) {
                 work.push((moved, v.index, &[]));
@@ -882,7 +945,8 @@ impl LiveOutcome {
 
 /// CVN-218: every name the definition declares it derives fits 63 characters under each
 /// served version's schema, by limits that state their reasons.
-fn derived_names(evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
+fn derived_names(evolution: &Evolution, outline: &Outline<'_>, cx: &mut Context<'_>) {
+    let new: &Value = &outline.doc;
     let pointer =
         format!("/metadata/annotations/{}", crate::schema::pointer::escape(super::derived::ANNOTATION));
     let subject = evolution.subject(None);
@@ -894,7 +958,7 @@ fn derived_names(evolution: &Evolution, new: &Value, cx: &mut Context<'_>) {
         }
     };
     for template in &templates {
-        for v in versions(new, evolution.flavor).iter().filter(|v| v.served) {
+        for v in versions(outline, evolution.flavor).iter().filter(|v| v.served) {
             let Some(schema) = evolution.schemas.get(&v.name) else { continue };
             if let Some(reason) = super::derived::judge_template(template, schema) {
                 let reason = format!("version {}: {reason}", v.name);
