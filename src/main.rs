@@ -3,10 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use covenant::cli::{renamed, run, Cli};
+use covenant::cli::{renamed, run, Cli, Command};
 
 fn main() -> ExitCode {
-    restore_sigpipe();
     bound_malloc_arenas();
     raise_open_files();
     let args: Vec<String> = std::env::args().collect();
@@ -21,6 +20,12 @@ fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    // The server keeps SIGPIPE ignored: a client (the apiserver giving up on a review) that
+    // resets its connection while the answer is written must cost that connection, never the
+    // process. Vectored socket writes cannot ask the kernel not to raise it.
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_sigpipe();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -30,9 +35,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Writing into a closed pipe (`covenant diff … | head -1`) ends the process quietly, as it
+/// Writing into a closed pipe (`covenant diff … | head -1`) ends a command quietly, as it
 /// does for other command-line tools, instead of a panic about a broken pipe: Rust ignores
-/// SIGPIPE by default, so the default action is restored.
+/// SIGPIPE by default, so the default action is restored (for every command but `serve`).
 fn restore_sigpipe() {
     // SAFETY: setting a signal's disposition to its default before any thread is started.
     #[allow(unsafe_code)]

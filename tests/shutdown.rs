@@ -67,9 +67,9 @@ async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
     assert!(after.is_err(), "server still accepting after shutdown");
 }
 
-#[test]
-fn the_binary_drains_and_exits_zero_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
+/// `covenant serve --dev` as a user starts it, with its certificates in `dir`: the process,
+/// its webhook address and the `curl` lines its banner prints. Its later output is drained.
+fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAddr, Vec<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_covenant"))
         .args([
             "serve",
@@ -80,7 +80,7 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
             "127.0.0.1:0",
             "--dev-cert-dir",
         ])
-        .arg(dir.path())
+        .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -101,7 +101,71 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
             break;
         }
     }
+    std::thread::spawn(move || lines.for_each(drop));
     let webhook: std::net::SocketAddr = webhook.expect("no webhook address printed").parse().unwrap();
+    (child, webhook, curls)
+}
+
+/// A client that resets its connection while covenant answers (an apiserver that gave up on a
+/// review) costs that connection, never the process: the binary keeps SIGPIPE ignored.
+#[test]
+fn a_client_resetting_its_connection_mid_answer_never_stops_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, webhook, _) = start_dev(dir.path());
+    let ca = std::fs::read(dir.path().join("ca.crt")).unwrap();
+    let body = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
+    let mut request = format!(
+        "POST /api/v0/validate?timeout=10s HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use rustls_pki_types::pem::PemObject;
+        use tokio::io::AsyncWriteExt;
+        let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(&ca) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+        let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+        for _ in 0..40 {
+            let tcp = tokio::net::TcpStream::connect(webhook).await.unwrap();
+            let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+            let Ok(mut tls) = connector.connect(name, tcp).await else { break };
+            if tls.write_all(&request).await.is_err() {
+                break;
+            }
+            // Reset, not close: the answer covenant writes next meets a dead connection.
+            tls.get_ref().0.set_zero_linger().unwrap();
+            drop(tls);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let status = child.try_wait().unwrap();
+    assert!(status.is_none(), "covenant exited after clients reset their connections: {status:?}");
+    let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
+    let ca = String::from_utf8(ca).unwrap();
+    let answered = rt.block_on(async {
+        let c = common::client(&[&ca], webhook, false, None);
+        let url = format!("https://localhost:{}/api/v0/validate?timeout=10s", webhook.port());
+        common::post(&c, &url, sample).await.status()
+    });
+    assert_eq!(answered, 200);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn the_binary_drains_and_exits_zero_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, webhook, curls) = start_dev(dir.path());
     assert_eq!(curls.len(), 2, "{curls:?}");
     assert!(curls[0].contains("ca.crt") && curls[0].contains("sample-review.json"), "{curls:?}");
     assert!(curls[1].contains("denied-review.json"), "{curls:?}");
