@@ -28,6 +28,10 @@ bench-load: ## covenant vs a bare parse-and-allow server over TLS, side by side 
 
 SOAK_SECONDS ?= 300
 SOAK_RATE ?= 200
+bench-burst: ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to compare a build)
+	$(CARGO) build --release --bin covenant
+	examples/burst.sh
+
 soak: ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
 	$(CARGO) build --release --bin covenant --example soak
 	target/release/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
@@ -79,4 +83,4 @@ deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default 
 deploy-render: ## render the kustomize base
 	kubectl kustomize deploy/
 
-.PHONY: help run test lint fmt bench bench-load soak fuzz docs certs static image image-smoke dist deploy-config deploy-render
+.PHONY: help run test lint fmt bench bench-load bench-burst soak fuzz docs certs static image image-smoke dist deploy-config deploy-render
