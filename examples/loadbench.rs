@@ -402,6 +402,11 @@ fn main() {
             // Alternate which server goes first, so slow drift cancels.
             let order: [usize; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
             for i in order {
+                // A server that stopped is named with how it ended, not found later as a
+                // refused connection.
+                if let Ok(Some(status)) = servers[i].child.try_wait() {
+                    panic!("{} exited before {title:?} round {r}: {status}", servers[i].name);
+                }
                 let s = &servers[i];
                 let round = rt.block_on(run_round(
                     s.addr,
