@@ -268,7 +268,8 @@ fn load_schemas<'a>(
         let tree = match raw.tree() {
             Ok(tree) => tree,
             Err(why) => {
-                problems.push((at.pointer.clone(), format!("(root): not readable JSON: {why}")));
+                let problem = crate::schema::LoadProblem { at, message: format!("not readable JSON: {why}") };
+                problems.push((problem.at.pointer.clone(), problem.to_string()));
                 continue;
             }
         };
@@ -722,12 +723,22 @@ impl SchemaBearing {
             }
             report_structural(s.clone(), &evolution.subject(None), cx);
         }
+        // The schema trees findings are placed in: parsed (when they are text) only for a
+        // version with a breaking change to place, and once per distinct schema.
+        let mut trees: Vec<(Source<'_>, Option<std::borrow::Cow<'_, Value>>)> = Vec::new();
         for v in &evolution.versions {
-            // The schema's tree, to place findings in it: parsed (when it is text) only for a
-            // version that has a breaking change to place.
             let breaks = v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some());
-            let tree = new.schema(v.index).filter(|_| breaks).and_then(|s| s.tree().ok());
-            let raw = tree.as_deref();
+            let source = new.schema(v.index).filter(|_| breaks);
+            let raw = source.and_then(|source| {
+                let at = match trees.iter().position(|(seen, _)| same_source(seen, &source)) {
+                    Some(at) => at,
+                    None => {
+                        trees.push((source, source.tree().ok()));
+                        trees.len() - 1
+                    }
+                };
+                trees[at].1.as_deref()
+            });
             let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
             let subject_text = evolution.subject(Some(&v.version));
             for j in v.changes.iter().filter(|j| j.bump == Bump::Major) {

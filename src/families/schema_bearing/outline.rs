@@ -179,14 +179,13 @@ impl<'de> Visitor<'de> for Along<'_, 'de> {
             _ => None,
         };
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match next {
-                Some((k, [])) if key == k && self.index.is_some() => {
-                    let index = self.index.unwrap_or_default();
+            match (next, self.index) {
+                (Some((k, [])), Some(index)) if key == k => {
                     map.next_value_seed(Capture { index, schemas: self.schemas })?;
                     // A later duplicate of the key wins, as it would in the tree.
                     out.remove(k);
                 }
-                Some((k, rest)) if key == k => {
+                (Some((k, rest)), _) if key == k => {
                     let v =
                         map.next_value_seed(Along { path: rest, index: self.index, schemas: self.schemas })?;
                     out.insert(key.into_owned(), v);
