@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use covenant::families::schema_bearing::{evolve, evolve_outlines, Flavor, Outline, Source};
 use covenant::rules::evolution::{judge, Direction};
 use covenant::schema::diff::{diff, ChangeKind};
-use covenant::schema::openapi::{load_keeping_unknown as load, Dialect};
+use covenant::schema::openapi::{decode_clean, load_keeping_unknown as load, Dialect};
 use covenant::schema::pointer::Location;
 use covenant::versioning::Bump;
 use serde_json::Value;
@@ -322,6 +322,18 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             (Outline::of_text(&old_text).unwrap(), Outline::of_text(&new_text).unwrap());
         assert!(new_outline.schemas.iter().flatten().all(|s| matches!(s, Source::Text(_))), "{id}");
         assert_eq!(evolve_outlines(&old_outline, &new_outline), e, "{id}: read from text");
+        // Each schema text is read straight into the model (none declines: the apiserver
+        // accepted them all), and the model is the one the loader builds from the parsed text.
+        for (side, outline) in [("old", &old_outline), ("new", &new_outline)] {
+            for (i, source) in outline.schemas.iter().enumerate() {
+                let Some(Source::Text(text)) = source else { continue };
+                let direct = decode_clean(text, true)
+                    .unwrap_or_else(|| panic!("{id}: {side} version {i}: the direct reader declined"));
+                let tree: Value = serde_json::from_str(text).unwrap();
+                let loaded = load(&tree, &Location::new("", ""), Dialect::OpenApi).unwrap();
+                assert!(direct == loaded, "{id}: {side} version {i}: the direct reader built another model");
+            }
+        }
         // Schemas the apiserver accepted must be readable: the v1beta1 ones may carry
         // non-structural keywords, which the model keeps as data.
         assert!(e.unreadable.is_empty(), "{id}: {:?}", e.unreadable);

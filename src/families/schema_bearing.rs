@@ -32,7 +32,7 @@ use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::evaluate::Evaluator;
-use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
+use crate::schema::openapi::{load_keeping_unknown as load, load_text, Dialect};
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
@@ -265,15 +265,11 @@ fn load_schemas<'a>(
             continue;
         }
         let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
-        let tree = match raw.tree() {
-            Ok(tree) => tree,
-            Err(why) => {
-                let problem = crate::schema::LoadProblem { at, message: format!("not readable JSON: {why}") };
-                problems.push((problem.at.pointer.clone(), problem.to_string()));
-                continue;
-            }
+        let schema = match raw {
+            Source::Text(text) => load_text(text, &at, Dialect::OpenApi, true),
+            Source::Tree(tree) => load(tree, &at, Dialect::OpenApi),
         };
-        match load(&tree, &at, Dialect::OpenApi) {
+        match schema {
             Ok(s) => {
                 let s = Arc::new(s);
                 loaded.push((print, raw, s.clone()));

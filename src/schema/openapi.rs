@@ -15,6 +15,8 @@
 //! Strict like everything covenant reads: a keyword the model does not know is a problem
 //! naming its path and the nearest keyword; every problem is returned, not only the first.
 
+mod text;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -135,6 +137,34 @@ pub fn load_keeping_unknown(
     dialect: Dialect,
 ) -> Result<Schema, Vec<LoadProblem>> {
     load_with(value, at, dialect, true)
+}
+
+/// The direct reader alone: the model of a clean OpenAPI schema text, `None` where it
+/// declines (a problem to word, or a text it does not take). `load_text` is what callers want;
+/// this shows which path a text takes.
+pub fn decode_clean(text: &str, keep_unknown: bool) -> Option<Schema> {
+    text::decode(text, keep_unknown)
+}
+
+/// Load a structural schema from its JSON text, as `load_keeping_unknown` (when
+/// `keep_unknown`) or `load` would from the parsed text. A clean OpenAPI schema is read
+/// straight into the model; anything else (and JSON Schema) through the parsed tree, so every
+/// problem is worded by one loader.
+pub fn load_text(
+    text: &str,
+    at: &Location,
+    dialect: Dialect,
+    keep_unknown: bool,
+) -> Result<Schema, Vec<LoadProblem>> {
+    if dialect == Dialect::OpenApi {
+        if let Some(schema) = text::decode(text, keep_unknown) {
+            return Ok(schema);
+        }
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(tree) => load_with(&tree, at, dialect, keep_unknown),
+        Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
+    }
 }
 
 fn load_with(
@@ -541,16 +571,7 @@ impl<'v> Loader<'v> {
                 }
             }
         }
-        if s.int_or_string && s.types.is_empty() {
-            s.types = vec![Type::Integer, Type::String];
-        }
-        s.additional = if open {
-            Additional::Open
-        } else if additional_declared || !s.properties.is_empty() {
-            std::mem::take(&mut s.additional)
-        } else {
-            Additional::Unstated
-        };
+        finish(&mut s, open, additional_declared);
         s
     }
 
@@ -689,6 +710,21 @@ impl<'v> Loader<'v> {
     }
 }
 
+/// What a node's keywords mean together, once all are read: int-or-string's types, and
+/// whether the object is open, closed or says nothing beyond its properties.
+fn finish(s: &mut Schema, open: bool, additional_declared: bool) {
+    if s.int_or_string && s.types.is_empty() {
+        s.types = vec![Type::Integer, Type::String];
+    }
+    s.additional = if open {
+        Additional::Open
+    } else if additional_declared || !s.properties.is_empty() {
+        std::mem::take(&mut s.additional)
+    } else {
+        Additional::Unstated
+    };
+}
+
 /// The versions of a CRD document and each one's loaded `openAPIV3Schema`, keyed by version
 /// name. A version without a schema is absent; every problem names its path in the CRD.
 pub fn crd_schemas(crd: &Value) -> Result<BTreeMap<String, Schema>, Vec<LoadProblem>> {
@@ -727,6 +763,80 @@ mod tests {
 
     fn at() -> Location {
         Location::new("/schema", "schema")
+    }
+
+    #[test]
+    fn a_clean_schema_text_is_read_straight_into_the_model_the_loader_builds() {
+        let text = r#"{"type":"object","description":"A \"quoted\" thing","title":"T",
+            "required":["spec"],"x-kubernetes-preserve-unknown-fields":false,
+            "properties":{"spec":{"type":"object","minProperties":1,"maxProperties":9,
+              "x-kubernetes-map-type":"atomic","additionalProperties":{"type":"string","maxLength":63,
+              "minLength":1,"pattern":"^[a-z]+$","format":"dns1123"}},
+             "replicas":{"type":"integer","minimum":0,"maximum":10.5,"exclusiveMaximum":true,
+              "multipleOf":1,"default":1,"nullable":true,"example":3},
+             "ports":{"type":"array","minItems":1,"maxItems":4,"uniqueItems":false,
+              "x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+              "items":{"type":"object","properties":{"name":{"type":"string","enum":["a","b"]}}}},
+             "port":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},
+             "raw":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true},
+             "mode":{"type":"string","const":"x","not":{"enum":["y"]},"allOf":[{"maxLength":3}],"oneOf":[{"minLength":1}]},
+             "ext\u0041":{"externalDocs":{"url":"u"},"x-kubernetes-validations":[
+              {"rule":"self.size() > 0","message":"m","messageExpression":"'e'","reason":"FieldValueInvalid",
+               "fieldPath":".x","optionalOldSelf":true}]},
+             "open":{"type":"object","additionalProperties":true}}}"#;
+        let tree: Value = serde_json::from_str(text).unwrap();
+        for keep_unknown in [false, true] {
+            let direct = decode_clean(text, keep_unknown).expect("a clean schema is read directly");
+            assert_eq!(direct, load_with(&tree, &at(), Dialect::OpenApi, keep_unknown).unwrap());
+            assert_eq!(load_text(text, &at(), Dialect::OpenApi, keep_unknown).unwrap(), direct);
+        }
+        let kept = r#"{"type":"object","x-covenant-note":{"a":1}}"#;
+        assert!(decode_clean(kept, false).is_none(), "an unknown keyword is a problem unless kept");
+        assert_eq!(
+            decode_clean(kept, true).unwrap(),
+            load_keeping_unknown(&serde_json::from_str(kept).unwrap(), &at(), Dialect::OpenApi).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_schema_text_with_a_problem_or_an_order_dependent_reading_is_read_by_the_loader() {
+        let texts = [
+            r#"{"type":"object","propertes":{}}"#,
+            r##"{"$ref":"#/definitions/x","definitions":{"x":{}}}"##,
+            r#"{"type":"array","items":[{"type":"string"}]}"#,
+            r#"{"type":"string","enum":["a"],"const":"b"}"#,
+            r#"{"example":1,"examples":[2]}"#,
+            r#"{"type":"object","additionalProperties":true,"x-kubernetes-preserve-unknown-fields":false}"#,
+            r#"{"type":"string","type":"integer"}"#,
+            r#"{"type":"object","properties":{"a":{},"a":{"type":"string"}}}"#,
+            r#"{"type":"strin"}"#,
+            r#"{"type":["string","null"]}"#,
+            r#"{"description":null}"#,
+            r#"{"minLength":-1}"#,
+            r#"{"maxLength":2.5}"#,
+            r#"{"minimum":"1"}"#,
+            r#"{"allOf":[]}"#,
+            r#"{"x-kubernetes-list-type":"bag"}"#,
+            r#"{"properties":{"a":true}}"#,
+            r#"{"exclusiveMinimum":3}"#,
+            r#"{"x-kubernetes-validations":[{"rule":"","message":"m"}]}"#,
+            r#"{"x-kubernetes-validations":[{"rule":"true","messages":"m"}]}"#,
+            r#"{"required":["a",1]}"#,
+            r#"{"type":"object"} trailing"#,
+            r#"{"type":"object""#,
+            "[]",
+        ];
+        for text in texts {
+            assert!(decode_clean(text, false).is_none(), "{text}: the direct reader must decline");
+            let read = load_text(text, &at(), Dialect::OpenApi, false);
+            match serde_json::from_str::<Value>(text) {
+                Ok(tree) => assert_eq!(read, load(&tree, &at(), Dialect::OpenApi), "{text}"),
+                Err(_) => {
+                    let worded = read.expect_err(text);
+                    assert!(worded[0].message.starts_with("not readable JSON"), "{text}: {worded:?}");
+                }
+            }
+        }
     }
 
     #[test]
