@@ -15,6 +15,7 @@ use crate::cluster::{ClusterView, EmptyCluster, OfflineCluster};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::families::launcher::Inputs;
+use crate::families::schema_bearing::Outline;
 use crate::report::Input;
 use crate::rules::{Status, CATALOG};
 use crate::telemetry::LogFormat;
@@ -828,21 +829,58 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
     Ok(crate::report::Base::from_sources(&docs).complete())
 }
 
-fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let config = load_config(args.config.as_ref())?;
-    let read = |path: &Path| -> anyhow::Result<serde_json::Value> {
+/// A document `diff` compares. A file of JSON text is kept as text, so a CRD's version schemas
+/// are read straight from it into the model, as the webhook reads a review (and a schema two
+/// versions or both sides share is read once); anything else is read as YAML, into a tree.
+enum Compared {
+    Text(String),
+    Tree(serde_json::Value),
+}
+
+impl Compared {
+    fn read(path: &Path) -> anyhow::Result<Compared> {
+        if path.is_file() {
+            let mut text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            if text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            if text.trim_start().starts_with('{') {
+                // The YAML reader refuses a repeated key; so does JSON read this way. Text that
+                // is not JSON (a YAML flow mapping) is read as YAML below.
+                match crate::source::refuse_repeated_keys(&text) {
+                    Ok(()) => return Ok(Compared::Text(text)),
+                    Err(e) if e.classify() == serde_json::error::Category::Data => {
+                        bail!("{}: {e}", path.display())
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
         let docs = read_documents(path)?;
         match <[_; 1]>::try_from(docs) {
-            Ok([(_, doc)]) => Ok(doc),
+            Ok([(_, doc)]) => Ok(Compared::Tree(doc)),
             Err(docs) => bail!("{}: expected one document, found {}", path.display(), docs.len()),
         }
-    };
+    }
+
+    fn outline(&self, path: &Path) -> anyhow::Result<Outline<'_>> {
+        match self {
+            Compared::Text(text) => Outline::of_text(text)
+                .map_err(|e| anyhow::anyhow!("{}: not a JSON document: {e}", path.display())),
+            Compared::Tree(doc) => Ok(Outline::of_value(doc)),
+        }
+    }
+}
+
+fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
     let (old, new) = match &args.context {
         None => {
             if args.to.is_some() {
                 bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
             }
-            (read(&args.old)?, read(&args.new)?)
+            (Compared::read(&args.old)?, Compared::read(&args.new)?)
         }
         Some(dir) => {
             let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
@@ -850,13 +888,16 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             let from = args.new.to_string_lossy().into_owned();
             let cluster = OfflineCluster::load_dir(dir)?;
             let at = |v: &str| crate::families::construct::published_at(&cluster, None, &name, v);
-            (at(&from).map_err(anyhow::Error::msg)?, at(to).map_err(anyhow::Error::msg)?)
+            (
+                Compared::Tree(at(&from).map_err(anyhow::Error::msg)?),
+                Compared::Tree(at(to).map_err(anyhow::Error::msg)?),
+            )
         }
     };
     let policy = |family: &str| {
         config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
     };
-    let d = crate::report::diff::compute(&old, &new, policy)
+    let d = crate::report::diff::compute(&old.outline(&args.old)?, &new.outline(&args.new)?, policy)
         .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),

@@ -160,6 +160,88 @@ pub struct SyntaxError {
     pub documents_before: usize,
 }
 
+/// Refuse a JSON text in which a mapping repeats a key. Read as JSON (serde_json), the last
+/// of two equal keys would win without a word; read as YAML here, a repeated key is an error.
+/// A JSON file read the fast way is held to the same rule by this one pass, which builds
+/// nothing but each mapping's set of keys (borrowed from the text where unescaped).
+pub fn refuse_repeated_keys(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+    use std::borrow::Cow;
+    use std::collections::HashSet;
+
+    struct Unique;
+    impl<'de> DeserializeSeed<'de> for Unique {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Unique {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Unique)?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys: HashSet<Cow<'de, str>> = HashSet::new();
+            while let Some(JsonKey(key)) = map.next_key()? {
+                if keys.contains(&key) {
+                    return Err(A::Error::custom(format!("the key \"{key}\" is repeated in one mapping")));
+                }
+                keys.insert(key);
+                map.next_value_seed(Unique)?;
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    Unique.deserialize(&mut de)?;
+    de.end()
+}
+
+/// A JSON mapping key as it lies in the text: borrowed unless it carries escapes.
+pub struct JsonKey<'de>(pub std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for JsonKey<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = JsonKey<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<JsonKey<'de>, E> {
+                Ok(JsonKey(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<JsonKey<'de>, E> {
+                Ok(JsonKey(v.to_string().into()))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
 /// Parse a YAML stream (JSON is YAML) into its documents.
 pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
     let mut documents = Vec::new();

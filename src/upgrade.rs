@@ -16,6 +16,7 @@ use crate::cluster::{ClusterView, Error};
 use crate::engine::Engine;
 use crate::families::construct::GROUP;
 use crate::families::consumer::{published, references, scope, SupportWindow};
+use crate::families::schema_bearing::Outline;
 use crate::report::diff::ContractDiff;
 use crate::rules::Finding;
 use crate::subject::Subject;
@@ -134,15 +135,16 @@ pub fn plan(
             out.push(Err(format!("{pointer}: {construct_kind} {name} is not published at {target}")));
             continue;
         };
-        let diff = match crate::report::diff::compute(&old, &new, |_| {
-            crate::rules::evolution::Stability::DeclaredBump
-        }) {
-            Ok(d) => d,
-            Err(e) => {
-                out.push(Err(format!("{pointer}: {e}")));
-                continue;
-            }
-        };
+        let diff =
+            match crate::report::diff::compute(&Outline::of_value(&old), &Outline::of_value(&new), |_| {
+                crate::rules::evolution::Stability::DeclaredBump
+            }) {
+                Ok(d) => d,
+                Err(e) => {
+                    out.push(Err(format!("{pointer}: {e}")));
+                    continue;
+                }
+            };
         let new_pin = target.major.to_string();
         let mut moved = doc.clone();
         if let Some(r) = moved.pointer_mut(&pointer).and_then(Value::as_object_mut) {

@@ -901,3 +901,46 @@ fn a_reviewed_crd_update_reads_each_distinct_schema_once_from_the_text() {
     let lines = |v: &covenant::engine::Verdict| v.findings.iter().map(|f| f.line()).collect::<Vec<_>>();
     assert_eq!(lines(&verdict), lines(&engine.evaluate(&parsed, &covenant::cluster::EmptyCluster)));
 }
+
+/// `covenant diff` on JSON files reads their text (each version schema straight into the
+/// model) and says exactly what it says on the same documents in YAML; a JSON file that
+/// repeats a key is refused, as the YAML reader refuses it, never read with the last key
+/// winning.
+#[test]
+fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_key() {
+    let scratch = tempfile::tempdir().unwrap();
+    for (old, new) in [
+        ("cert-manager/certificates/v1.5.0.yaml", "cert-manager/certificates/v1.6.0.yaml"),
+        ("kyverno/clusterpolicies/v1.12.0.yaml", "kyverno/clusterpolicies/v1.13.0.yaml"),
+    ] {
+        let (old, new) = (crd_history(old), crd_history(new));
+        let json = |yaml: &Path, name: &str| {
+            let path = scratch.path().join(name);
+            std::fs::write(&path, serde_json::to_string_pretty(&serde_yaml_like(yaml)).unwrap()).unwrap();
+            path
+        };
+        let (old_json, new_json) = (json(&old, "old.json"), json(&new, "new.json"));
+        for output in ["json", "text"] {
+            let run = |a: &Path, b: &Path| {
+                let out = covenant().args(["diff", "--output", output]).arg(a).arg(b).output().unwrap();
+                (out.status.code(), String::from_utf8(out.stdout).unwrap())
+            };
+            let from_yaml = run(&old, &new);
+            assert!(!from_yaml.1.is_empty());
+            assert_eq!(run(&old_json, &new_json), from_yaml, "{} as JSON, --output {output}", new.display());
+        }
+    }
+    let repeated = scratch.path().join("repeated.json");
+    std::fs::write(
+        &repeated,
+        "{\"apiVersion\": \"apiextensions.k8s.io/v1\",\n \"kind\": \"A\",\n \"kind\": \"B\"}",
+    )
+    .unwrap();
+    let out = covenant().arg("diff").arg(&repeated).arg(&repeated).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("repeated.json") && err.contains("\"kind\" is repeated") && err.contains("line 3"),
+        "{err}"
+    );
+}

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::families::schema_bearing::{evolve, Flavor};
+use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
 use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
 use crate::rules::lookup;
 use crate::schema::diff::diff;
@@ -98,15 +98,19 @@ fn refused(policy: Stability, version: Option<&str>, j: &Judged) -> bool {
 
 /// Diff two documents: both CRDs, both XRDs, or both bare OpenAPI schemas. `policy` is the
 /// stability policy of the family the documents belong to.
+///
+/// Each side is an outline: a CRD's or XRD's version schemas apart (as text when the document
+/// was read from JSON text), everything else its tree.
 pub fn compute(
-    old: &Value,
-    new: &Value,
+    old_outline: &Outline<'_>,
+    new_outline: &Outline<'_>,
     stability: impl Fn(&str) -> Stability,
 ) -> Result<ContractDiff, DiffError> {
+    let (old, new): (&Value, &Value) = (&old_outline.doc, &new_outline.doc);
     match (Flavor::of(old), Flavor::of(new)) {
         (Some(a), Some(b)) if a == b => {
             let policy = stability(a.family());
-            let e = evolve(old, new);
+            let e = evolve_outlines(old_outline, new_outline);
             if let Some((at, why)) = e.unreadable.first() {
                 return Err(DiffError(format!("the new document's schema cannot be read at {at}: {why}")));
             }

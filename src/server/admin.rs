@@ -169,7 +169,12 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
         let policy = |family: &str| {
             stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
         };
-        crate::report::diff::compute(&old, &new, policy).map_err(|e| {
+        crate::report::diff::compute(
+            &crate::families::schema_bearing::Outline::of_value(&old),
+            &crate::families::schema_bearing::Outline::of_value(&new),
+            policy,
+        )
+        .map_err(|e| {
             let detail = format!("{} {} → {}: {e}", q.name, q.from, q.to);
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "not-comparable", "Not comparable", detail)
         })

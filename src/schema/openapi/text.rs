@@ -16,11 +16,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::{Number, Value};
 
 use super::{finish, KEYWORDS, MAX_SCHEMA_NODES, OPENAPI_KEPT};
 use crate::schema::{Additional, CelRule, Schema, Type};
+use crate::source::JsonKey;
 
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
@@ -40,28 +40,6 @@ struct Reader {
 /// Why the reader stopped; never shown (the loader words the problem).
 fn decline<E: de::Error>() -> E {
     E::custom("declined")
-}
-
-/// A key as it lies in the text: borrowed unless it carries escapes.
-struct Key<'de>(std::borrow::Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(v.into()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(v.to_string().into()))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
 }
 
 /// One schema node.
@@ -92,7 +70,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         let (mut open, mut additional_declared) = (false, false);
         // Which of KEYWORDS were met (there are fewer than 64), so a repeated one declines.
         let mut seen: u64 = 0;
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+        while let Some(JsonKey(key)) = map.next_key::<JsonKey<'de>>()? {
             let Some(index) = KEYWORDS.iter().position(|k| *k == key) else {
                 let kept = OPENAPI_KEPT.contains(&key.as_ref()) && key != "$ref";
                 if !(kept || self.0.keep_unknown) {
@@ -111,7 +89,7 @@ impl<'de> Visitor<'de> for Node<'_> {
             seen |= bit;
             match KEYWORDS[index] {
                 "type" => {
-                    let Key(name) = map.next_value()?;
+                    let JsonKey(name) = map.next_value()?;
                     s.types.push(Type::parse(&name).ok_or_else(decline)?);
                 }
                 "properties" => s.properties = map.next_value_seed(Properties(self.0))?,
@@ -182,7 +160,7 @@ fn bit_of(keyword: &str) -> u64 {
 const _: () = assert!(KEYWORDS.len() <= 64, "the seen set is one u64");
 
 fn choice<'de, A: MapAccess<'de>>(map: &mut A, allowed: &[&str]) -> Result<String, A::Error> {
-    let Key(v) = map.next_value()?;
+    let JsonKey(v) = map.next_value()?;
     if allowed.contains(&v.as_ref()) {
         Ok(v.into_owned())
     } else {
