@@ -16,7 +16,9 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use covenant::families::schema_bearing::{evolve, evolve_outlines, Flavor, Outline, Source};
+use covenant::families::schema_bearing::{
+    declared_at, evolve, evolve_outlines, schema_pointer, Flavor, Outline, Source,
+};
 use covenant::rules::evolution::{judge, Direction};
 use covenant::schema::diff::{diff, ChangeKind};
 use covenant::schema::openapi::{decode_clean, load_keeping_unknown as load, Dialect};
@@ -332,6 +334,19 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
                 let tree: Value = serde_json::from_str(text).unwrap();
                 let loaded = load(&tree, &Location::new("", ""), Dialect::OpenApi).unwrap();
                 assert!(direct == loaded, "{id}: {side} version {i}: the direct reader built another model");
+            }
+        }
+        // Findings are placed through the loaded model as they would be through the tree.
+        for v in &e.versions {
+            let tree = new.pointer(&format!("/spec/versions/{}/schema/openAPIV3Schema", v.index)).unwrap();
+            for j in &v.changes {
+                assert_eq!(
+                    declared_at(&e.schemas[&v.version], &j.change.pointer),
+                    schema_pointer(tree, &j.change.pointer),
+                    "{id}: {} {}",
+                    v.version,
+                    j.change.pointer
+                );
             }
         }
         // Schemas the apiserver accepted must be readable: the v1beta1 ones may carry

@@ -612,6 +612,36 @@ pub fn schema_pointer(raw: &Value, data_pointer: &str) -> String {
     out
 }
 
+/// `schema_pointer` over a loaded schema: where a data pointer's place is declared, as far as
+/// the schema declares it. A version's findings are placed with it, from the model the diff
+/// already loaded, so a schema's text is never parsed again to say where a change is. (One
+/// difference: a `*` under a boolean `additionalProperties` stops at the object, where the
+/// tree's walk named the boolean.)
+pub fn declared_at(schema: &Schema, data_pointer: &str) -> String {
+    let mut out = String::new();
+    let mut node = schema;
+    for token in data_pointer.split('/').skip(1) {
+        let (step, next) = if token == "*" {
+            match (&node.items, &node.additional) {
+                (Some(items), _) => ("/items", items),
+                (None, crate::schema::Additional::Schema(values)) => ("/additionalProperties", values),
+                _ => break,
+            }
+        } else {
+            match node.properties.get(crate::schema::pointer::unescape(token).as_str()) {
+                Some(property) => ("/properties/", property),
+                None => break,
+            }
+        };
+        out.push_str(step);
+        if token != "*" {
+            out.push_str(token);
+        }
+        node = next;
+    }
+    out
+}
+
 /// The family.
 #[derive(Debug)]
 pub struct SchemaBearing {
@@ -719,29 +749,15 @@ impl SchemaBearing {
             }
             report_structural(s.clone(), &evolution.subject(None), cx);
         }
-        // The schema trees findings are placed in: parsed (when they are text) only for a
-        // version with a breaking change to place, and once per distinct schema.
-        let mut trees: Vec<(Source<'_>, Option<std::borrow::Cow<'_, Value>>)> = Vec::new();
         for v in &evolution.versions {
-            let breaks = v.changes.iter().any(|j| j.bump == Bump::Major && j.rule.is_some());
-            let source = new.schema(v.index).filter(|_| breaks);
-            let raw = source.and_then(|source| {
-                let at = match trees.iter().position(|(seen, _)| same_source(seen, &source)) {
-                    Some(at) => at,
-                    None => {
-                        trees.push((source, source.tree().ok()));
-                        trees.len() - 1
-                    }
-                };
-                trees[at].1.as_deref()
-            });
+            let schema = evolution.schemas.get(&v.version);
             let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
             let subject_text = evolution.subject(Some(&v.version));
             for j in v.changes.iter().filter(|j| j.bump == Bump::Major) {
                 let Some(rule) = j.rule else { continue };
                 let pointer = format!(
                     "{base}{}",
-                    raw.map(|r| schema_pointer(r, &j.change.pointer)).unwrap_or_default()
+                    schema.map(|s| declared_at(s, &j.change.pointer)).unwrap_or_default()
                 );
                 let args = vec![("subject", subject_text.clone()), ("detail", j.message())];
                 match self.stability {
