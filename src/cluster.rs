@@ -68,6 +68,14 @@ pub trait ClusterView: Send + Sync {
         true
     }
 
+    /// Whether `list` of this kind answers from what the view holds, without waiting on the
+    /// cluster (a watched kind's cache; a directory read at start). A small review whose
+    /// lookups all answer at once is judged on the connection's worker (see
+    /// `Engine::evaluate_at_once`). A view that does not say may wait.
+    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+        false
+    }
+
     /// Objects held per cached resource, for `covenant_cache_objects`.
     fn cache_sizes(&self) -> Vec<(String, usize)> {
         Vec::new()
@@ -139,6 +147,11 @@ pub fn object_key(o: &Arc<Value>) -> String {
 pub struct EmptyCluster;
 
 impl ClusterView for EmptyCluster {
+    /// Held in memory: every kind answers at once.
+    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+        true
+    }
+
     fn list(
         &self,
         group: &str,
@@ -191,6 +204,11 @@ impl OfflineCluster {
 }
 
 impl ClusterView for OfflineCluster {
+    /// Held in memory: every kind answers at once.
+    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+        true
+    }
+
     fn list(
         &self,
         group: &str,

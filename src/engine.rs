@@ -211,6 +211,27 @@ impl Engine {
             && self.families.by_kind(&subject.gvk.group, &subject.gvk.kind).is_none()
     }
 
+    /// Whether this admitted subject's family judges it in work bounded by the subject (see
+    /// `Family::bounded_by_subject`): the webhook then judges a small review of it on the
+    /// connection's worker, with `evaluate_at_once`.
+    pub fn is_light(&self, subject: &Subject) -> bool {
+        subject.admitted
+            && self
+                .families
+                .by_kind(&subject.gvk.group, &subject.gvk.kind)
+                .is_some_and(|f| f.bounded_by_subject())
+    }
+
+    /// Judge a subject where it stands, as long as every lookup answers at once: `None` as soon
+    /// as the judgement asks the view for a kind it would have to wait on the cluster for (the
+    /// caller then judges it where waiting is allowed). The verdict, when there is one, is the
+    /// one `evaluate` gives.
+    pub fn evaluate_at_once(&self, subject: &Subject, cluster: &dyn ClusterView) -> Option<Verdict> {
+        let view = AtOnce { inner: cluster, waited: std::sync::atomic::AtomicBool::new(false) };
+        let verdict = self.evaluate(subject, &view);
+        (!view.waited.load(std::sync::atomic::Ordering::Relaxed)).then_some(verdict)
+    }
+
     /// Judge a subject.
     pub fn evaluate(&self, subject: &Subject, cluster: &dyn ClusterView) -> Verdict {
         let expired: Vec<String> = self
@@ -418,6 +439,59 @@ fn report_unreadable(subject: &Subject, cx: &mut Context<'_>) {
         if let Some(e) = object.as_ref().and_then(|o| o.unreadable()) {
             cx.report("CVN-109", "", vec![("reason", format!("{member} cannot be read: {e}"))]);
         }
+    }
+}
+
+/// A view that answers only what answers at once, and notes a lookup it would have waited on.
+struct AtOnce<'a> {
+    inner: &'a dyn ClusterView,
+    waited: std::sync::atomic::AtomicBool,
+}
+
+impl AtOnce<'_> {
+    fn wait(&self, group: &str, kind: &str) -> crate::cluster::Error {
+        self.waited.store(true, std::sync::atomic::Ordering::Relaxed);
+        crate::cluster::Error::Unavailable {
+            resource: format!("{kind}.{group}"),
+            reason: "not answered at once; judged again where a lookup may wait".into(),
+        }
+    }
+}
+
+impl ClusterView for AtOnce<'_> {
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<std::time::Duration>,
+    ) -> Result<Vec<std::sync::Arc<serde_json::Value>>, crate::cluster::Error> {
+        if !self.inner.answers_at_once(group, kind) {
+            return Err(self.wait(group, kind));
+        }
+        self.inner.list(group, kind, namespace, budget)
+    }
+
+    fn page(
+        &self,
+        group: &str,
+        kind: &str,
+        after: Option<&str>,
+        limit: usize,
+        budget: Option<std::time::Duration>,
+    ) -> Result<crate::cluster::Page, crate::cluster::Error> {
+        if !self.inner.answers_at_once(group, kind) {
+            return Err(self.wait(group, kind));
+        }
+        self.inner.page(group, kind, after, limit, budget)
+    }
+
+    fn synced(&self) -> bool {
+        self.inner.synced()
+    }
+
+    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
+        self.inner.answers_at_once(group, kind)
     }
 }
 

@@ -43,6 +43,14 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     fn claims(&self) -> Vec<Claim>;
     /// Judge a subject the family claimed.
     fn check(&self, subject: &Subject, cx: &mut Context<'_>);
+    /// Whether judging a subject costs work bounded by the subject itself: the family's rules
+    /// read the subject, the configuration and the cluster view, and never load a schema the
+    /// subject carries (a CRD's, a construct's), whose reading may be far more work than its
+    /// size. A small review of such a family is judged on the connection's worker, where a
+    /// hand-off to the blocking pool would cost more than the judgement.
+    fn bounded_by_subject(&self) -> bool {
+        false
+    }
     /// What the family's mutation rules want true of the subject (nothing by default).
     fn edits(&self, _subject: &Subject, _cx: &mut Context<'_>) -> Vec<crate::mutation::Edit> {
         Vec::new()

@@ -278,6 +278,10 @@ struct WithRelease<'a> {
 }
 
 impl ClusterView for WithRelease<'_> {
+    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
+        self.base.answers_at_once(group, kind)
+    }
+
     fn list(
         &self,
         group: &str,

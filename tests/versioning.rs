@@ -953,3 +953,56 @@ fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
         .unwrap()
         .contains("instanceName: otel, version: \"2\"}"));
 }
+
+/// A view that must wait on the cluster for the cluster-scoped construct kinds (as the live
+/// view must for a kind it does not watch); it answers from the published directory.
+struct Waiting(OfflineCluster);
+
+impl ClusterView for Waiting {
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<std::time::Duration>,
+    ) -> Result<Vec<std::sync::Arc<Value>>, covenant::cluster::Error> {
+        self.0.list(group, kind, namespace, budget)
+    }
+
+    fn answers_at_once(&self, _group: &str, kind: &str) -> bool {
+        kind != "ClusterComponentType"
+    }
+}
+
+/// A small Component review is judged on the connection's worker (`evaluate_at_once`) with
+/// the verdict the blocking pool would give, allowed or denied; when a lookup it needs would
+/// wait on the cluster, the judgement on the spot gives up and says so (`None`).
+#[test]
+fn a_consumer_judged_on_the_spot_gets_the_verdict_it_would_get_anywhere() {
+    let (engine, cluster) = (engine(), published());
+    let cases = [
+        (Some("1"), json!({"sizeClass": "xlarge"}), true),
+        (Some("2"), json!({"sizeClass": "xlarge"}), false),
+        (Some("9"), json!({}), false),
+        (None, json!({"sizeClass": "large"}), true),
+    ];
+    for (pin, parameters, allowed) in cases {
+        let object = component(pin, parameters);
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "0d9d2c1e-4c1b-4f64-9b7e-1f2a3b4c5d6e",
+                "kind": {"group": "openchoreo.dev", "version": "v1alpha1", "kind": "Component"},
+                "resource": {"group": "openchoreo.dev", "version": "v1alpha1", "resource": "components"},
+                "name": "bakery-web", "namespace": "bakery", "operation": "CREATE",
+                "userInfo": {"username": "alice"}, "object": object, "oldObject": null, "dryRun": false}});
+        let review = covenant::admission::decode(review.to_string().into_bytes()).unwrap();
+        assert!(engine.is_light(&review.subject), "a Component's judgement is bounded by it");
+        let anywhere = engine.evaluate(&review.subject, &cluster);
+        assert_eq!(!anywhere.denied(), allowed, "{pin:?}: {anywhere:?}");
+        let on_the_spot =
+            engine.evaluate_at_once(&review.subject, &cluster).expect("every lookup answers at once");
+        assert_eq!(format!("{on_the_spot:?}"), format!("{anywhere:?}"), "{pin:?}");
+        let waiting = Waiting(published());
+        assert!(engine.evaluate_at_once(&review.subject, &waiting).is_none(), "{pin:?}: it must not answer");
+        assert_eq!(format!("{:?}", engine.evaluate(&review.subject, &waiting)), format!("{anywhere:?}"));
+    }
+}

@@ -193,6 +193,12 @@ impl Family for Consumer {
         "consumer"
     }
 
+    /// A consumer is checked against the published constructs it pins (their schemas read
+    /// once per published version and kept), never against a schema of its own.
+    fn bounded_by_subject(&self) -> bool {
+        true
+    }
+
     fn claims(&self) -> Vec<Claim> {
         self.kinds.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.clone() }).collect()
     }

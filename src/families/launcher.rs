@@ -151,6 +151,13 @@ impl Family for Launcher {
         "launcher"
     }
 
+    /// Launcher documents are read against the registry's component and trait types, loaded
+    /// at start; a registry or dialect document's own property schemas are read in time linear
+    /// in their text (the launcher's schemas have no references).
+    fn bounded_by_subject(&self) -> bool {
+        true
+    }
+
     fn claims(&self) -> Vec<Claim> {
         let mut claims: Vec<Claim> =
             KINDS.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.to_string() }).collect();

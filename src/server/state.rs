@@ -94,6 +94,10 @@ impl Metered {
 }
 
 impl ClusterView for Metered {
+    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
+        self.inner.answers_at_once(group, kind)
+    }
+
     fn list(
         &self,
         group: &str,

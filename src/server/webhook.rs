@@ -107,7 +107,8 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
     })
 }
 
-/// Bodies up to this size are decoded where they are read; larger ones on the blocking pool.
+/// Bodies up to this size are decoded where they are read, and judged there when their
+/// family's judgement is bounded by them; larger ones go to the blocking pool.
 const INLINE_DECODE: usize = 64 * 1024;
 
 /// Decode a review body; a problem names what is wrong.
@@ -216,7 +217,8 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
     }
     // A large body is decoded on the blocking pool too: megabytes of JSON are work the
     // connection workers should not do.
-    let decoded = if bytes.len() <= INLINE_DECODE {
+    let small = bytes.len() <= INLINE_DECODE;
+    let decoded = if small {
         decode(&bytes)
     } else {
         match tokio::time::timeout_at(until, tokio::task::spawn_blocking(move || decode(&bytes))).await {
@@ -258,6 +260,15 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
         let verdict = state.engine.evaluate(&review.subject, state.cluster.as_ref());
         drop((review_turn, bytes_turn));
         return answer_verdict(&state, review, &verdict, started);
+    }
+    // A small review of a family whose judgement is bounded by the review (a consumer, a
+    // launcher document) is judged here too, while every lookup answers from the view's
+    // caches; one that would wait on the cluster is judged again on the blocking pool.
+    if webhook == Webhook::Validate && small && state.engine.is_light(&review.subject) {
+        if let Some(verdict) = state.engine.evaluate_at_once(&review.subject, state.cluster.as_ref()) {
+            drop((review_turn, bytes_turn));
+            return answer_verdict(&state, review, &verdict, started);
+        }
     }
     // The engine runs on the blocking pool, off the workers that serve connections and
     // probes; the turns are held until it is done, even when its answer is no longer waited
