@@ -309,14 +309,12 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
         && same_list(one_of, &b.one_of, shared)
 }
 
-/// The changes between two child nodes standing at `at`; a shared pair compared before is
-/// not compared again, its changes are repeated at this path.
+/// The changes between two child nodes standing at `at`, which `same` found to differ (the
+/// caller asks first, so an equal child costs no pointer and is walked once); a shared pair
+/// compared before is not compared again, its changes are repeated at this path.
 fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
-    if Arc::ptr_eq(old, new) {
-        return;
-    }
     let Some(key) = shared_pair(old, new) else {
-        return node(old, new, at, shared, out);
+        return changes(old, new, at, shared, out);
     };
     if let Some(known) = shared.changes.get(&key) {
         for c in known {
@@ -329,7 +327,7 @@ fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &str, shared: &mut Shared, ou
         return;
     }
     let first = out.len();
-    node(old, new, at, shared, out);
+    changes(old, new, at, shared, out);
     let relative = out[first..]
         .iter()
         .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
@@ -423,6 +421,13 @@ fn node(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec
     if std::ptr::eq(old, new) || equal(old, new, shared) {
         return;
     }
+    changes(old, new, at, shared, out);
+}
+
+/// The changes between two nodes known to differ. Each child pair is checked for equality
+/// before it is descended into (and before its pointer is spelled), so an unchanged subtree
+/// is walked once, not once more for every level above a change.
+fn changes(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     types(old, new, at, out);
     enumeration(old, new, at, out);
     optional_string(&old.pattern, &new.pattern, at, "pattern", out, PATTERN);
@@ -482,7 +487,7 @@ fn node(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec
     properties(old, new, at, shared, out);
     additional(old, new, at, shared, out);
     match (&old.items, &new.items) {
-        (Some(a), Some(b)) => child(a, b, &format!("{at}/*"), shared, out),
+        (Some(a), Some(b)) if !same(a, b, shared) => child(a, b, &format!("{at}/*"), shared, out),
         (None, Some(b)) if **b != Schema::default() && **b != Schema::any() => push(
             out,
             &format!("{at}/*"),
@@ -858,6 +863,9 @@ fn composition(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &
         }
         if a.len() == b.len() {
             for (x, y) in a.iter().zip(b) {
+                if same(x, y, shared) {
+                    continue;
+                }
                 let mut inner = Vec::new();
                 child(x, y, at, shared, &mut inner);
                 // Inside anyOf/oneOf a narrowing of one branch can widen the whole: only
@@ -911,12 +919,16 @@ pub fn annotation_only(kind: ChangeKind) -> bool {
 
 fn properties(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
     for (key, o) in &old.properties {
-        let here = format!("{at}/{}", escape(key));
         match new.properties.get(key) {
-            Some(n) => child(o, n, &here, shared, out),
+            Some(n) => {
+                if !same(o, n, shared) {
+                    child(o, n, &format!("{at}/{}", escape(key)), shared, out)
+                }
+            }
             None => {
                 // A property dropped where unknown fields are now kept is still gone from the
                 // contract: its type and constraints no longer apply, and readers lose it.
+                let here = format!("{at}/{}", escape(key));
                 push(out, &here, ChangeKind::PropertyRemoved, Some(key), Some(Value::Bool(true)), None)
             }
         }
@@ -958,7 +970,11 @@ fn additional(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &m
         Additional::Unstated => Value::Null,
     };
     match (&old.additional, &new.additional) {
-        (Additional::Schema(a), Additional::Schema(b)) => child(a, b, &format!("{at}/*"), shared, out),
+        (Additional::Schema(a), Additional::Schema(b)) => {
+            if !same(a, b, shared) {
+                child(a, b, &format!("{at}/*"), shared, out)
+            }
+        }
         (a, b) if a == b => {}
         // Nothing was stated, so nothing was kept: declaring properties or a map is additive.
         (Additional::Unstated, Additional::Closed | Additional::Schema(_)) => {}
