@@ -671,3 +671,54 @@ fn the_upgrade_picture_on_the_admin_listener_reads_the_api_server() {
         drop(server);
     });
 }
+
+/// A cached kind's objects are converted to values once per version of each object, not on
+/// every lookup: two lookups share each value, a namespace's lookup shares the values of the
+/// whole, and a relist (here after 410 Gone) brings what changed.
+#[test]
+fn cached_objects_are_converted_once_and_follow_the_store() {
+    let mut fake = Fake::default();
+    served(&mut fake, "ClusterComponentType", false);
+    served(&mut fake, "Component", true);
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    let component = |ns: &str| {
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+               "metadata": {"name": "web", "namespace": ns, "uid": format!("uid-{ns}"), "resourceVersion": "1"},
+               "spec": {"owner": {"projectName": ns}}})
+    };
+    fake.objects.insert(("openchoreo.dev".into(), "components".into()), vec![component("a"), component("b")]);
+    let server = common::apiserver::FakeServer::start(fake);
+    let view = connect(server.addr);
+    wait_synced(&view);
+    let list = |kind: &str, ns: Option<&str>| view.list("openchoreo.dev", kind, ns, None).unwrap();
+    let names = |values: &[Arc<Value>]| {
+        let mut n: Vec<String> =
+            values.iter().map(|v| v["metadata"]["name"].as_str().unwrap().to_string()).collect();
+        n.sort();
+        n
+    };
+
+    let (first, again) = (list("ClusterComponentType", None), list("ClusterComponentType", None));
+    assert_eq!(names(&first), ["ruby-service-v1", "ruby-service-v2"]);
+    assert_eq!(first[0]["kind"], "ClusterComponentType", "{}", first[0]);
+    assert_eq!(first.len(), again.len());
+    for (a, b) in first.iter().zip(&again) {
+        assert!(Arc::ptr_eq(a, b), "converted again: {}", a["metadata"]["name"]);
+    }
+
+    let in_a = list("Component", Some("a"));
+    assert_eq!(in_a.len(), 1);
+    assert_eq!(in_a[0]["metadata"]["namespace"], "a");
+    let all = list("Component", None);
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().any(|v| Arc::ptr_eq(v, &in_a[0])), "the namespace's value is the whole's");
+    assert!(Arc::ptr_eq(&list("Component", Some("a"))[0], &in_a[0]));
+
+    publish_v3(&server);
+    server.expire_watches();
+    within(Duration::from_secs(3), "the relisted object", || type_count(&view) == Some(3));
+    assert_eq!(
+        names(&list("ClusterComponentType", None)),
+        ["ruby-service-v1", "ruby-service-v2", "ruby-service-v3"]
+    );
+}

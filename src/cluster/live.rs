@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -28,6 +28,48 @@ struct Cache {
     store: Arc<RwLock<Store<DynamicObject>>>,
     resource: ApiResource,
     health: Arc<Health>,
+    /// The store's objects as the rules read them, converted once per object version.
+    values: Arc<Mutex<Converted>>,
+}
+
+/// Each cached object's JSON value, kept beside the store: converting every object of a kind
+/// on every lookup made each review's cost grow with the cluster's objects. An object is
+/// known by its `Arc` in the store (the reflector replaces the `Arc` when the object changes,
+/// and a fresh store at a relist has new ones); the entry holds that `Arc`, so its address
+/// is not reused while the entry stands. Entries of objects no longer in the store are
+/// dropped at the next lookup.
+#[derive(Default)]
+struct Converted(HashMap<usize, (Arc<DynamicObject>, Arc<Value>)>);
+
+impl Converted {
+    /// The values of `objects` that `keep` selects, in order, converting only what is new.
+    fn values(
+        &mut self,
+        objects: &[Arc<DynamicObject>],
+        resource: &ApiResource,
+        keep: impl Fn(&DynamicObject) -> bool,
+    ) -> Vec<Arc<Value>> {
+        let mut next = HashMap::with_capacity(objects.len().min(self.0.len().max(16)));
+        let mut out = Vec::new();
+        for o in objects {
+            let at = Arc::as_ptr(o) as usize;
+            let known = self.0.remove(&at);
+            if !keep(o) {
+                if let Some(entry) = known {
+                    next.insert(at, entry);
+                }
+                continue;
+            }
+            let value = match known {
+                Some((_, value)) => value,
+                None => Arc::new(to_value(o, resource)),
+            };
+            out.push(value.clone());
+            next.insert(at, (o.clone(), value));
+        }
+        self.0 = next;
+        out
+    }
 }
 
 /// Whether a watch's store can be answered from: listed once, and no error since the last
@@ -79,7 +121,7 @@ pub type Watched = (String, String);
 
 /// A watched kind's store as it is now, with the resource it reflects; `None` when the
 /// cluster does not serve the kind.
-type Snapshot = Option<(Vec<Arc<DynamicObject>>, ApiResource)>;
+type Snapshot = Option<(Vec<Arc<DynamicObject>>, ApiResource, Arc<Mutex<Converted>>)>;
 
 /// The live view.
 pub struct LiveCluster {
@@ -215,7 +257,7 @@ impl LiveCluster {
             return Some(Err(Error::Unavailable { resource: format!("{kind}.{group}"), reason }));
         }
         let state = c.store.read().unwrap_or_else(|e| e.into_inner()).state();
-        Some(Ok(Some((state, c.resource.clone()))))
+        Some(Ok(Some((state, c.resource.clone(), c.values.clone()))))
     }
 
     /// Run `fut` on the view's runtime and wait for it at most `budget`.
@@ -292,7 +334,10 @@ async fn start(
             let health = Arc::new(Health::default());
             let store = reflect(client.clone(), resource.clone(), health.clone());
             healths.push(health.clone());
-            caches.write().unwrap_or_else(|e| e.into_inner()).insert(key, Cache { store, resource, health });
+            caches
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, Cache { store, resource, health, values: Arc::default() });
         }
         if first {
             while !healths.iter().all(|h| h.up.load(Ordering::SeqCst)) {
@@ -456,12 +501,10 @@ impl ClusterView for LiveCluster {
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
         if let Some(snapshot) = self.snapshot(group, kind) {
-            let Some((objects, resource)) = snapshot? else { return Ok(Vec::new()) };
-            return Ok(objects
-                .iter()
-                .filter(|o| namespace.is_none() || o.metadata.namespace.as_deref() == namespace)
-                .map(|o| Arc::new(to_value(o, &resource)))
-                .collect());
+            let Some((objects, resource, values)) = snapshot? else { return Ok(Vec::new()) };
+            let keep =
+                |o: &DynamicObject| namespace.is_none() || o.metadata.namespace.as_deref() == namespace;
+            return Ok(values.lock().unwrap_or_else(|e| e.into_inner()).values(&objects, &resource, keep));
         }
         if budget == Some(Duration::ZERO) {
             return Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO });
@@ -487,7 +530,8 @@ impl ClusterView for LiveCluster {
         budget: Option<Duration>,
     ) -> Result<Page, Error> {
         if let Some(snapshot) = self.snapshot(group, kind) {
-            let Some((objects, resource)) = snapshot? else { return Ok(Page::default()) };
+            // A page converts only its objects; the conversions `list` keeps are not consulted.
+            let Some((objects, resource, _)) = snapshot? else { return Ok(Page::default()) };
             let object_key = |o: &Arc<DynamicObject>| {
                 format!(
                     "{}/{}",
