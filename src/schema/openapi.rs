@@ -828,6 +828,15 @@ mod tests {
         ];
         for text in texts {
             assert!(decode_clean(text, false).is_none(), "{text}: the direct reader must decline");
+            if text.contains("$ref") {
+                // Kept keywords or not, a reference is the loader's to refuse.
+                assert!(decode_clean(text, true).is_none(), "{text}");
+            }
+            // Keeping unknown keywords (as a stored CRD is read), both readers agree too.
+            if let Ok(tree) = serde_json::from_str::<Value>(text) {
+                let kept = load_text(text, &at(), Dialect::OpenApi, true);
+                assert_eq!(kept, load_keeping_unknown(&tree, &at(), Dialect::OpenApi), "{text}");
+            }
             let read = load_text(text, &at(), Dialect::OpenApi, false);
             match serde_json::from_str::<Value>(text) {
                 Ok(tree) => assert_eq!(read, load(&tree, &at(), Dialect::OpenApi), "{text}"),

@@ -72,8 +72,12 @@ impl<'de> Visitor<'de> for Node<'_> {
         let mut seen: u64 = 0;
         while let Some(JsonKey(key)) = map.next_key::<JsonKey<'de>>()? {
             let Some(index) = KEYWORDS.iter().position(|k| *k == key) else {
-                let kept = OPENAPI_KEPT.contains(&key.as_ref()) && key != "$ref";
-                if !(kept || self.0.keep_unknown) {
+                // A reference is refused in a structural schema even where unknown keywords
+                // are kept; the loader says so.
+                if key == "$ref" {
+                    return Err(decline());
+                }
+                if !(OPENAPI_KEPT.contains(&key.as_ref()) || self.0.keep_unknown) {
                     return Err(decline());
                 }
                 let value: Value = map.next_value()?;
