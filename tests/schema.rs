@@ -97,3 +97,96 @@ fn openchoreo_parameters_with_defs_and_refs_load_and_judge() {
     // The same document read as a CRD schema is refused: `$defs`/`$ref` are not structural.
     assert!(load(&ct["spec"]["environmentConfigs"]["openAPIV3Schema"], &at, Dialect::OpenApi).is_err());
 }
+
+/// The direct reader (a schema's text straight into the model) and the loader (the parsed
+/// tree) read the same thing, whatever is wrong with it: real CRD schemas, each damaged in
+/// one place chosen by a fixed pseudo-random walk (a value of the wrong type, an unknown or
+/// a repeated keyword, `enum` beside `const`, a reference, a list of schemas), read with and
+/// without unknown keywords kept, give equal models or equal problems.
+#[test]
+fn the_direct_reader_and_the_loader_agree_on_damaged_real_schemas() {
+    use covenant::schema::openapi::{load_keeping_unknown, load_text};
+    let schemas: Vec<Value> = [
+        "crd-history/cert-manager/certificates/v1.12.0.yaml",
+        "crd-history/gateway-api/gatewayclasses-standard/v1.2.0.yaml",
+    ]
+    .iter()
+    .flat_map(|p| {
+        let crd = yaml(p);
+        crd["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["schema"]["openAPIV3Schema"].clone())
+            .collect::<Vec<_>>()
+    })
+    .collect();
+    let damages: [(&str, Value); 12] = [
+        ("type", json!(5)),
+        ("type", json!("strng")),
+        ("minLength", json!(-1)),
+        ("maxItems", json!(2.5)),
+        ("description", Value::Null),
+        ("x-covenant-unknown", json!({"a": 1})),
+        ("const", json!("x")),
+        ("items", json!([{"type": "string"}])),
+        ("additionalProperties", json!("yes")),
+        ("$ref", json!("#/definitions/x")),
+        ("x-kubernetes-list-type", json!("bag")),
+        ("allOf", json!([])),
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let at = Location::new("", "");
+    let mut compared = 0;
+    for schema in &schemas {
+        for (keyword, value) in &damages {
+            for _ in 0..3 {
+                let mut damaged = schema.clone();
+                // Walk down from the root through properties, items or additionalProperties.
+                let mut node = &mut damaged;
+                for _ in 0..next(6) {
+                    let children: Vec<String> = node
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map(|p| p.keys().cloned().collect())
+                        .unwrap_or_default();
+                    if children.is_empty() {
+                        break;
+                    }
+                    let pick = children[next(children.len())].clone();
+                    node = &mut node["properties"][&pick];
+                }
+                node[*keyword] = value.clone();
+                let text = damaged.to_string();
+                for keep in [false, true] {
+                    let tree = if keep {
+                        load_keeping_unknown(&damaged, &at, Dialect::OpenApi)
+                    } else {
+                        load(&damaged, &at, Dialect::OpenApi)
+                    };
+                    assert_eq!(
+                        load_text(&text, &at, Dialect::OpenApi, keep),
+                        tree,
+                        "{keyword}: {value}, keep {keep}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        // A keyword repeated in the text (the tree keeps the last; the loader reads the tree).
+        let text = schema.to_string();
+        let repeated = format!("{{\"type\":\"array\",{}", &text[1..]);
+        let tree: Value = serde_json::from_str(&repeated).unwrap();
+        assert_eq!(
+            load_text(&repeated, &at, Dialect::OpenApi, true),
+            load_keeping_unknown(&tree, &at, Dialect::OpenApi)
+        );
+    }
+    assert!(compared >= 100, "{compared}");
+}
