@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
 use covenant::report::{check, Source};
-use covenant::schema::openapi::{crd_schemas, load_keeping_unknown, Dialect};
+use covenant::schema::openapi::{crd_schemas, load, load_keeping_unknown, load_text, Dialect};
 use covenant::schema::pointer::Location;
 use covenant::subject::{Object, Operation, Subject};
 
@@ -52,6 +52,21 @@ pub fn schema_diff(data: &[u8]) -> bool {
     else {
         return false;
     };
+    // The schema reader that works on text and the loader that works on the parsed tree must
+    // read any JSON text alike: the same model, or the same problems.
+    let at = Location::new("", "");
+    for text in [old, new] {
+        if let Ok(tree) = serde_json::from_str::<serde_json::Value>(text) {
+            for keep in [false, true] {
+                let loaded = if keep {
+                    load_keeping_unknown(&tree, &at, Dialect::OpenApi)
+                } else {
+                    load(&tree, &at, Dialect::OpenApi)
+                };
+                assert_eq!(load_text(text, &at, Dialect::OpenApi, keep), loaded, "read from text and tree");
+            }
+        }
+    }
     let first = |text: &str| covenant::source::parse_stream(text).0.into_iter().next().map(|d| d.value);
     let (Some(old), Some(new)) = (first(old), first(new)) else { return false };
     let mut diffed = false;
@@ -66,7 +81,6 @@ pub fn schema_diff(data: &[u8]) -> bool {
             }
         }
     }
-    let at = Location::new("", "");
     if let (Ok(a), Ok(b)) = (
         load_keeping_unknown(&old, &at, Dialect::JsonSchema),
         load_keeping_unknown(&new, &at, Dialect::JsonSchema),
