@@ -11,6 +11,8 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::source::JsonKey;
+
 /// One version's schema, as it was found.
 #[derive(Clone, Copy, Debug)]
 pub enum Source<'a> {
@@ -168,7 +170,8 @@ impl<'de> Visitor<'de> for Along<'_, 'de> {
             Some((Step::Key(k), rest)) => Some((*k, rest)),
             _ => None,
         };
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        // Keys borrowed from the text (serde's `Cow<str>` would copy every one).
+        while let Some(JsonKey(key)) = map.next_key()? {
             match (next, self.index) {
                 (Some((k, [])), Some(index)) if key == k => {
                     map.next_value_seed(Capture { index, schemas: self.schemas })?;
