@@ -449,12 +449,16 @@ struct AtOnce<'a> {
 }
 
 impl AtOnce<'_> {
-    fn wait(&self, group: &str, kind: &str) -> crate::cluster::Error {
+    /// Whether a lookup of this kind may go ahead; when it would wait, noted and refused.
+    fn at_once(&self, group: &str, kind: &str) -> Result<(), crate::cluster::Error> {
+        if self.inner.answers_at_once(group, kind) {
+            return Ok(());
+        }
         self.waited.store(true, std::sync::atomic::Ordering::Relaxed);
-        crate::cluster::Error::Unavailable {
+        Err(crate::cluster::Error::Unavailable {
             resource: format!("{kind}.{group}"),
             reason: "not answered at once; judged again where a lookup may wait".into(),
-        }
+        })
     }
 }
 
@@ -466,9 +470,7 @@ impl ClusterView for AtOnce<'_> {
         namespace: Option<&str>,
         budget: Option<std::time::Duration>,
     ) -> Result<Vec<std::sync::Arc<serde_json::Value>>, crate::cluster::Error> {
-        if !self.inner.answers_at_once(group, kind) {
-            return Err(self.wait(group, kind));
-        }
+        self.at_once(group, kind)?;
         self.inner.list(group, kind, namespace, budget)
     }
 
@@ -480,9 +482,7 @@ impl ClusterView for AtOnce<'_> {
         limit: usize,
         budget: Option<std::time::Duration>,
     ) -> Result<crate::cluster::Page, crate::cluster::Error> {
-        if !self.inner.answers_at_once(group, kind) {
-            return Err(self.wait(group, kind));
-        }
+        self.at_once(group, kind)?;
         self.inner.page(group, kind, after, limit, budget)
     }
 

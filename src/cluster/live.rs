@@ -49,7 +49,7 @@ impl Converted {
         resource: &ApiResource,
         keep: impl Fn(&DynamicObject) -> bool,
     ) -> Vec<Arc<Value>> {
-        let mut next = HashMap::with_capacity(objects.len().min(self.0.len().max(16)));
+        let mut next = HashMap::with_capacity(self.0.len());
         let mut out = Vec::new();
         for o in objects {
             let at = Arc::as_ptr(o) as usize;
