@@ -222,6 +222,12 @@ impl Engine {
                 .is_some_and(|f| f.bounded_by_subject())
     }
 
+    /// The path to the members of an object of this group and kind that its family reads as
+    /// text (`Family::kept_apart`), for the review's decoding to keep apart.
+    pub fn kept_apart(&self, group: &str, kind: &str) -> Option<crate::subject::Path> {
+        self.families.by_kind(group, kind).and_then(|f| f.kept_apart())
+    }
+
     /// Judge a subject where it stands, as long as every lookup answers at once: `None` as soon
     /// as the judgement asks the view for a kind it would have to wait on the cluster for (the
     /// caller then judges it where waiting is allowed). The verdict, when there is one, is the

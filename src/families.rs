@@ -51,6 +51,12 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     fn bounded_by_subject(&self) -> bool {
         false
     }
+    /// The members of its objects the family reads as text rather than as a tree (a CRD's
+    /// version schemas): a review's decoding then finds them in the pass that reads the
+    /// review (`Object::skeleton`), instead of the family scanning the object again.
+    fn kept_apart(&self) -> Option<crate::subject::Path> {
+        None
+    }
     /// What the family's mutation rules want true of the subject (nothing by default).
     fn edits(&self, _subject: &Subject, _cx: &mut Context<'_>) -> Vec<crate::mutation::Edit> {
         Vec::new()

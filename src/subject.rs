@@ -9,6 +9,10 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use serde_json::Value;
 
+mod skeleton;
+pub(crate) use skeleton::Reader;
+pub use skeleton::{Hole, Path, Skeleton, Step};
+
 /// Group, version and kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Gvk {
@@ -92,20 +96,33 @@ pub struct Object {
     /// The object's JSON text: a slice of the review body it arrived in, shared, not copied.
     raw: Option<Bytes>,
     parsed: OnceLock<Result<Value, String>>,
+    /// The object read along the path a family asked for while the review was decoded.
+    skeleton: Option<Skeleton>,
 }
 
 impl Object {
     /// An object still in its raw JSON form (a JSON object's text; an admission review's
     /// `object` as a slice of the body).
     pub fn from_raw(raw: Bytes) -> Object {
-        Object { raw: Some(raw), parsed: OnceLock::new() }
+        Object { raw: Some(raw), parsed: OnceLock::new(), skeleton: None }
+    }
+
+    /// An object in its raw JSON form, with its skeleton read in the same pass (holes are
+    /// spans of `raw`).
+    pub fn from_raw_read(raw: Bytes, skeleton: Skeleton) -> Object {
+        Object { raw: Some(raw), parsed: OnceLock::new(), skeleton: Some(skeleton) }
     }
 
     /// An object already parsed.
     pub fn from_value(value: Value) -> Object {
         let parsed = OnceLock::new();
         let _ = parsed.set(Ok(value));
-        Object { raw: None, parsed }
+        Object { raw: None, parsed, skeleton: None }
+    }
+
+    /// The skeleton read while the review was decoded, if a family asked for one.
+    pub fn skeleton(&self) -> Option<&Skeleton> {
+        self.skeleton.as_ref()
     }
 
     /// The parsed value, or why it could not be parsed.

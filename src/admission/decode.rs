@@ -9,7 +9,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::API_VERSION;
-use crate::subject::{Gvk, Object, Operation, Subject};
+use crate::source::JsonKey;
+use crate::subject::{Gvk, Object, Operation, Path, Reader, Subject};
 
 /// Why a body is not an AdmissionReview covenant can judge. Each becomes an HTTP 400.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -158,8 +159,215 @@ fn with_path(body: &[u8], plain: serde_json::Error) -> String {
 /// Decode an AdmissionReview body. The objects stay raw JSON, as slices of `body` (which
 /// they keep alive): decoding copies none of their bytes.
 pub fn decode(body: impl Into<Bytes>) -> Result<Review, DecodeError> {
+    decode_reading(body, &|_, _| None)
+}
+
+/// Which members of an object of a group and kind a family reads as text: the path to them,
+/// if any (`Engine::kept_apart`).
+pub type KeptApart<'f> = &'f dyn Fn(&str, &str) -> Option<Path>;
+
+/// Decode an AdmissionReview body, reading each object along the path `apart` names for the
+/// request's kind in the same pass (`Object::skeleton`). The objects stay raw JSON, as slices
+/// of `body`.
+pub fn decode_reading(body: impl Into<Bytes>, apart: KeptApart<'_>) -> Result<Review, DecodeError> {
     let body: Bytes = body.into();
-    let body = &body;
+    // One pass over the body reads the review as the apiserver writes it; anything else (an
+    // error to word, a member out of place) is decoded again by serde's derive below, which
+    // says what is wrong, or reads the body the one pass declined.
+    if let Some(parts) = read(&body, apart) {
+        return Ok(parts.review());
+    }
+    decode_whole(&body)
+}
+
+/// What a review holds that covenant keeps.
+struct Parts {
+    uid: String,
+    kind: GroupVersionKind,
+    sub_resource: Option<String>,
+    name: Option<String>,
+    namespace: Option<String>,
+    operation: String,
+    user_info: UserInfo,
+    object: Option<Object>,
+    old_object: Option<Object>,
+    dry_run: Option<bool>,
+}
+
+impl Parts {
+    fn review(self) -> Review {
+        let Parts {
+            uid,
+            kind,
+            sub_resource,
+            name,
+            namespace,
+            operation,
+            user_info,
+            object,
+            old_object,
+            dry_run,
+        } = self;
+        let subject = Subject {
+            gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
+            operation: Operation::parse(&operation),
+            name: name.unwrap_or_default(),
+            namespace: namespace.filter(|n| !n.is_empty()),
+            object,
+            old_object,
+            dry_run: dry_run.unwrap_or(false),
+            user: user_info.username,
+            groups: user_info.groups.unwrap_or_default(),
+            budget: None,
+            received_at: None,
+            admitted: true,
+            stop: crate::subject::Stop::default(),
+        };
+        Review { uid, sub_resource, subject }
+    }
+}
+
+/// The members of a request, in the order the apiserver writes them.
+const REQUEST_MEMBERS: [&str; 15] = [
+    "uid",
+    "kind",
+    "resource",
+    "subResource",
+    "requestKind",
+    "requestResource",
+    "requestSubResource",
+    "name",
+    "namespace",
+    "operation",
+    "userInfo",
+    "object",
+    "oldObject",
+    "dryRun",
+    "options",
+];
+
+/// The members a request must carry (`uid`, `kind`, `resource`, `operation`, `userInfo`), as
+/// bits of their places in `REQUEST_MEMBERS`.
+const REQUIRED: u32 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 10;
+
+/// The review in one pass: each member read by serde where it lies, each object's span found
+/// (and its skeleton read, when a family asked for one) without building it. `None` for
+/// anything but a well-formed v1 review with a request, in which case `decode_whole` reads
+/// the body again and words what is wrong.
+fn read(body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
+    let mut r = Reader::new(body);
+    if !r.enter_map() {
+        return None;
+    }
+    let (mut api_version, mut kind, mut request, mut response) = (None, None, None, false);
+    let mut first = true;
+    while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
+        match &*key {
+            "apiVersion" if api_version.is_none() => api_version = Some(r.value::<String>().ok()?),
+            "kind" if kind.is_none() => kind = Some(r.value::<String>().ok()?),
+            "request" if request.is_none() => request = Some(read_request(&mut r, body, apart)?),
+            "response" if !response => {
+                response = true;
+                r.skip().ok()?;
+            }
+            _ => return None,
+        }
+    }
+    let whole = r.peek().is_none();
+    (whole && api_version.as_deref() == Some(API_VERSION) && kind.as_deref() == Some("AdmissionReview"))
+        .then_some(request)
+        .flatten()
+}
+
+fn read_request(r: &mut Reader<'_>, body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
+    if !r.enter_map() {
+        return None;
+    }
+    let mut seen = 0u32;
+    let (mut uid, mut kind, mut sub_resource, mut name, mut namespace) = (None, None, None, None, None);
+    let (mut operation, mut user_info, mut object, mut old_object, mut dry_run) =
+        (None, None, None, None, None);
+    let mut first = true;
+    while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
+        let member = REQUEST_MEMBERS.iter().position(|m| *m == key)?;
+        if seen & (1 << member) != 0 {
+            return None;
+        }
+        seen |= 1 << member;
+        match REQUEST_MEMBERS[member] {
+            "uid" => uid = Some(r.value::<String>().ok()?),
+            "kind" => kind = Some(r.value::<Obj<GroupVersionKind>>().ok()?.0),
+            "resource" => {
+                r.value::<Obj<GroupVersionResource>>().ok()?;
+            }
+            "requestKind" => {
+                r.value::<Option<Obj<GroupVersionKind>>>().ok()?;
+            }
+            "requestResource" => {
+                r.value::<Option<Obj<GroupVersionResource>>>().ok()?;
+            }
+            "subResource" => sub_resource = r.value::<Option<String>>().ok()?,
+            "requestSubResource" => {
+                r.value::<Option<String>>().ok()?;
+            }
+            "name" => name = r.value::<Option<String>>().ok()?,
+            "namespace" => namespace = r.value::<Option<String>>().ok()?,
+            "operation" => operation = Some(r.value::<String>().ok()?),
+            "userInfo" => user_info = Some(r.value::<Obj<UserInfo>>().ok()?.0),
+            "object" => object = read_object(r, body, kind.as_ref(), apart)?,
+            "oldObject" => old_object = read_object(r, body, kind.as_ref(), apart)?,
+            "dryRun" => dry_run = r.value::<Option<bool>>().ok()?,
+            _ => {
+                r.skip().ok()?;
+            }
+        }
+    }
+    if seen & REQUIRED != REQUIRED {
+        return None;
+    }
+    Some(Parts {
+        uid: uid?,
+        kind: kind?,
+        sub_resource,
+        name,
+        namespace,
+        operation: operation?,
+        user_info: user_info?,
+        object,
+        old_object,
+        dry_run,
+    })
+}
+
+/// An object member: `null`, or a JSON object kept as its span of the body (with its
+/// skeleton, when the kind read before it asks for one). `None` for anything else.
+fn read_object(
+    r: &mut Reader<'_>,
+    body: &Bytes,
+    kind: Option<&GroupVersionKind>,
+    apart: KeptApart<'_>,
+) -> Option<Option<Object>> {
+    match r.peek()? {
+        b'n' => r.value::<()>().ok().map(|()| None),
+        b'{' => {
+            let start = r.pos();
+            match kind.and_then(|k| apart(&k.group, &k.kind)) {
+                Some(path) => {
+                    let mut skeleton = r.skeleton(path).ok()?;
+                    for hole in &mut skeleton.holes {
+                        hole.span = hole.span.start - start..hole.span.end - start;
+                    }
+                    Some(Some(Object::from_raw_read(body.slice(start..r.pos()), skeleton)))
+                }
+                None => r.skip().ok().map(|span| Some(Object::from_raw(body.slice(span)))),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Decode a review with serde's derive, which words every problem.
+fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
     let review: ReviewIn = match serde_json::from_slice::<Obj<ReviewIn>>(body) {
         Ok(Obj(r)) => r,
         Err(e) => {
@@ -205,27 +413,148 @@ pub fn decode(body: impl Into<Bytes>) -> Result<Review, DecodeError> {
     let present = |o: Option<&RawValue>| {
         o.filter(|r| r.get() != "null").map(|r| Object::from_raw(body.slice_ref(r.get().as_bytes())))
     };
-    let subject = Subject {
-        gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
-        operation: Operation::parse(&request.operation),
-        name: request.name.unwrap_or_default(),
-        namespace: request.namespace.filter(|n| !n.is_empty()),
+    let parts = Parts {
+        uid: request.uid,
+        kind,
+        sub_resource: request.sub_resource,
+        name: request.name,
+        namespace: request.namespace,
+        operation: request.operation,
+        user_info,
         object: present(request.object),
         old_object: present(request.old_object),
-        dry_run: request.dry_run.unwrap_or(false),
-        user: user_info.username,
-        groups: user_info.groups.unwrap_or_default(),
-        budget: None,
-        received_at: None,
-        admitted: true,
-        stop: crate::subject::Stop::default(),
+        dry_run: request.dry_run,
     };
-    Ok(Review { uid: request.uid, sub_resource: request.sub_resource, subject })
+    Ok(parts.review())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subject::{Skeleton, Step};
+
+    const SCHEMAS: Path = &[
+        Step::Key("spec"),
+        Step::Key("versions"),
+        Step::Each,
+        Step::Key("schema"),
+        Step::Key("openAPIV3Schema"),
+    ];
+
+    fn crds(group: &str, kind: &str) -> Option<Path> {
+        (group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition").then_some(SCHEMAS)
+    }
+
+    /// Everything of a review covenant reads, spelled out for comparison.
+    fn spelled(r: &Review) -> String {
+        let s = &r.subject;
+        let object = |o: &Option<Object>| o.as_ref().map(|o| o.text().unwrap_or("not UTF-8").to_string());
+        format!(
+            "{} {:?} {:?} {:?} {} {:?} {} {:?} {:?} {:?} {:?}",
+            r.uid,
+            r.sub_resource,
+            s.gvk,
+            s.operation,
+            s.name,
+            s.namespace,
+            s.dry_run,
+            s.user,
+            s.groups,
+            object(&s.object),
+            object(&s.old_object)
+        )
+    }
+
+    /// Every review body among the fixtures (and the load bench's samples).
+    fn bodies() -> Vec<(String, Vec<u8>)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = Vec::new();
+        let mut dirs = vec![
+            root.join("tests/fixtures/admission"),
+            root.join("tests/fixtures/bench"),
+            root.join("examples/reviews"),
+        ];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "json") {
+                    out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+                }
+            }
+        }
+        assert!(out.len() >= 20, "{} bodies", out.len());
+        out
+    }
+
+    /// The one pass reads what serde's derive reads, and declines what it refuses.
+    fn agrees(name: &str, body: &[u8]) {
+        let body = Bytes::copy_from_slice(body);
+        match (read(&body, &crds), decode_whole(&body)) {
+            (Some(fast), Ok(whole)) => assert_eq!(spelled(&fast.review()), spelled(&whole), "{name}"),
+            (None, _) => {}
+            (Some(fast), Err(e)) => {
+                panic!("{name}: read {} where the derive refuses: {e}", spelled(&fast.review()))
+            }
+        }
+    }
+
+    #[test]
+    fn the_one_pass_reads_every_fixture_as_the_derive_does() {
+        let mut read_whole = 0;
+        for (name, body) in bodies() {
+            let text = String::from_utf8(body.clone()).unwrap();
+            if decode_whole(&Bytes::from(body.clone())).is_ok() {
+                // Every review the derive reads, the one pass reads too (none falls back).
+                assert!(read(&Bytes::from(body.clone()), &crds).is_some(), "{name}");
+                read_whole += 1;
+            }
+            agrees(&name, &body);
+            // Cut short anywhere, with a member added or repeated, or a member of the wrong type.
+            for cut in (1..10).map(|i| body.len() * i / 10) {
+                agrees(&name, &body[..cut]);
+            }
+            agrees(&name, &[&body[..], b" {}"].concat());
+            for (from, to) in [
+                ("\"request\":{", "\"request\":{\"extra\":1,"),
+                ("\"request\":{", "\"request\":{\"uid\":\"again\","),
+                ("\"request\":{", "\"request\":{\"object\":null,"),
+                ("\"request\":{", "\"request\":{\"dryRun\":\"yes\","),
+                ("\"request\":{", "\"request\":{\"options\":{\"a\":,"),
+                ("\"object\":{", "\"object\":[{"),
+                ("\"object\":{", "\"object\":{\"a\":1,,"),
+                ("\"kind\":\"AdmissionReview\"", "\"kind\":\"AdmissionReview\",\"kind\":\"AdmissionReview\""),
+                ("\"apiVersion\":\"admission.k8s.io/v1\"", "\"apiVersion\":\"admission.k8s.io/v2\""),
+            ] {
+                let compact = text.replace(": ", ":");
+                if compact.contains(from) {
+                    agrees(&name, compact.replacen(from, to, 1).as_bytes());
+                }
+            }
+        }
+        assert!(read_whole >= 15, "{read_whole}");
+    }
+
+    #[test]
+    fn a_crd_update_is_read_with_its_schemas_apart_in_the_same_pass() {
+        let body = Bytes::from(
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bench/crd-update-400k.json"))
+                .unwrap(),
+        );
+        let review = decode_reading(body.clone(), &crds).unwrap();
+        for object in [&review.subject.object, &review.subject.old_object] {
+            let object = object.as_ref().unwrap();
+            let text = object.text().unwrap();
+            // The skeleton read in the review's pass is the one read from the object alone.
+            assert_eq!(object.skeleton(), Some(&Skeleton::read(text, SCHEMAS).unwrap()));
+            assert_eq!(object.skeleton().unwrap().holes.len(), 2);
+            assert!(!object.is_parsed());
+        }
+        // Without a path for its kind, no skeleton.
+        let plain = decode(body).unwrap();
+        assert!(plain.subject.object.unwrap().skeleton().is_none());
+    }
 
     #[test]
     fn an_object_that_is_not_a_json_object_is_refused_naming_the_member() {

@@ -680,6 +680,10 @@ impl Family for SchemaBearing {
         vec![Claim::Kind { group: self.flavor.group().into(), kind: self.flavor.kind().into() }]
     }
 
+    fn kept_apart(&self) -> Option<crate::subject::Path> {
+        Some(outline::SCHEMAS)
+    }
+
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
         if subject.operation != Operation::Update {
             if subject.operation == Operation::Create {
@@ -695,12 +699,19 @@ impl Family for SchemaBearing {
     }
 }
 
-/// The outline of an object: read from its text when it is still raw (a review), so its
-/// version schemas are parsed only where the evolution needs them; from its tree otherwise.
-/// `None` when it cannot be read, which the engine then reports (CVN-109).
+/// The outline of an object: from the skeleton read with the review, or read from its text
+/// when it is still raw, so its version schemas are parsed only where the evolution needs
+/// them; from its tree otherwise. `None` when it cannot be read, which the engine then
+/// reports (CVN-109).
 fn outline(object: &crate::subject::Object) -> Option<Outline<'_>> {
-    if let Some(outline) = object.text().and_then(|text| Outline::of_text(text).ok()) {
-        return Some(outline);
+    if let Some(text) = object.text() {
+        let outline = match object.skeleton() {
+            Some(skeleton) => Outline::of_skeleton(text, skeleton),
+            None => Outline::of_text(text).ok(),
+        };
+        if outline.is_some() {
+            return outline;
+        }
     }
     object.value().ok().map(Outline::of_value)
 }

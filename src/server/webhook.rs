@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::{self, DecodeError};
+use crate::engine::Engine;
 use crate::rules::Action;
 use crate::subject::Operation;
 
@@ -111,9 +112,10 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
 /// family's judgement is bounded by them; larger ones go to the blocking pool.
 const INLINE_DECODE: usize = 64 * 1024;
 
-/// Decode a review body; a problem names what is wrong.
-fn decode(bytes: &Bytes) -> Result<admission::Review, Problem> {
-    admission::decode(bytes.clone()).map_err(|e| {
+/// Decode a review body, keeping apart what the engine's families read as text; a problem
+/// names what is wrong.
+fn decode(bytes: &Bytes, engine: &Engine) -> Result<admission::Review, Problem> {
+    admission::decode_reading(bytes.clone(), &|group, kind| engine.kept_apart(group, kind)).map_err(|e| {
         let slug = match e {
             DecodeError::Version { .. } => "unsupported-version",
             _ => "malformed-review",
@@ -219,9 +221,12 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
     // connection workers should not do.
     let small = bytes.len() <= INLINE_DECODE;
     let decoded = if small {
-        decode(&bytes)
+        decode(&bytes, &state.engine)
     } else {
-        match tokio::time::timeout_at(until, tokio::task::spawn_blocking(move || decode(&bytes))).await {
+        let engine = state.engine.clone();
+        match tokio::time::timeout_at(until, tokio::task::spawn_blocking(move || decode(&bytes, &engine)))
+            .await
+        {
             Ok(Ok(decoded)) => decoded,
             Ok(Err(e)) => {
                 tracing::error!(error = %e, "decoding a review failed");

@@ -5,13 +5,10 @@
 //! was is recognised by its bytes and parsed once, or not at all.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::source::JsonKey;
+use crate::subject::{Hole, Path, Skeleton, Step};
 
 /// One version's schema, as it was found.
 #[derive(Clone, Copy, Debug)]
@@ -46,13 +43,17 @@ impl<'a> Outline<'a> {
     /// The outline of a document's JSON text: every member but the version schemas is
     /// parsed; each schema is kept as its text.
     pub fn of_text(text: &'a str) -> Result<Outline<'a>, String> {
-        let mut schemas = Vec::new();
-        let mut de = serde_json::Deserializer::from_str(text);
-        let doc = Along { path: PATH, index: None, schemas: &mut schemas }
-            .deserialize(&mut de)
-            .and_then(|doc| de.end().map(|()| doc))
-            .map_err(|e| e.to_string())?;
+        let Skeleton { doc, holes } = Skeleton::read(text, SCHEMAS)?;
+        let schemas = schemas(text, &holes).ok_or("a version schema is not UTF-8 text")?;
         Ok(Outline { doc: Cow::Owned(doc), schemas })
+    }
+
+    /// The outline of a document's JSON text read along `SCHEMAS` already (a review's object,
+    /// read while the review was decoded); `None` if the skeleton's spans do not fall on the
+    /// text's character boundaries (a skeleton of another text).
+    pub fn of_skeleton(text: &'a str, skeleton: &'a Skeleton) -> Option<Outline<'a>> {
+        let schemas = schemas(text, &skeleton.holes)?;
+        Some(Outline { doc: Cow::Borrowed(&skeleton.doc), schemas })
     }
 
     /// The schema source of the version at `index`.
@@ -61,14 +62,8 @@ impl<'a> Outline<'a> {
     }
 }
 
-/// A step on the way from the document to a version schema.
-#[derive(Clone, Copy)]
-enum Step {
-    Key(&'static str),
-    Each,
-}
-
-const PATH: &[Step] = &[
+/// The way from a CRD or XRD to its version schemas.
+pub const SCHEMAS: Path = &[
     Step::Key("spec"),
     Step::Key("versions"),
     Step::Each,
@@ -76,121 +71,17 @@ const PATH: &[Step] = &[
     Step::Key("openAPIV3Schema"),
 ];
 
-/// Builds the tree of a value on the way to the version schemas; the value at the end of the
-/// way is kept as text (under the version index it was met at) and left out of the tree.
-struct Along<'s, 'de> {
-    path: &'static [Step],
-    index: Option<usize>,
-    schemas: &'s mut Vec<Option<Source<'de>>>,
-}
-
-impl<'de> DeserializeSeed<'de> for Along<'_, 'de> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// The end of the way: the schema's text, stored by version index.
-struct Capture<'s, 'de> {
-    index: usize,
-    schemas: &'s mut Vec<Option<Source<'de>>>,
-}
-
-impl<'de> DeserializeSeed<'de> for Capture<'_, 'de> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        let raw = <&'de RawValue as serde::Deserialize>::deserialize(d)?;
-        if self.schemas.len() <= self.index {
-            self.schemas.resize(self.index + 1, None);
+/// The schema texts of the holes read along `SCHEMAS`, by version index.
+fn schemas<'a>(text: &'a str, holes: &[Hole]) -> Option<Vec<Option<Source<'a>>>> {
+    let mut schemas = Vec::new();
+    for hole in holes {
+        let &[index] = hole.at.as_slice() else { return None };
+        if schemas.len() <= index {
+            schemas.resize(index + 1, None);
         }
-        self.schemas[self.index] = Some(Source::Text(raw.get()));
-        Ok(())
+        schemas[index] = Some(Source::Text(text.get(hole.span.clone())?));
     }
-}
-
-impl<'de> Visitor<'de> for Along<'_, 'de> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        match self.path.split_first() {
-            Some((Step::Each, rest)) => {
-                while let Some(v) = seq.next_element_seed(Along {
-                    path: rest,
-                    index: Some(out.len()),
-                    schemas: self.schemas,
-                })? {
-                    out.push(v);
-                }
-            }
-            _ => {
-                while let Some(v) = seq.next_element::<Value>()? {
-                    out.push(v);
-                }
-            }
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        let next = match self.path.split_first() {
-            Some((Step::Key(k), rest)) => Some((*k, rest)),
-            _ => None,
-        };
-        // Keys borrowed from the text (serde's `Cow<str>` would copy every one).
-        while let Some(JsonKey(key)) = map.next_key()? {
-            match (next, self.index) {
-                (Some((k, [])), Some(index)) if key == k => {
-                    map.next_value_seed(Capture { index, schemas: self.schemas })?;
-                    // A later duplicate of the key wins, as it would in the tree.
-                    out.remove(k);
-                }
-                (Some((k, rest)), _) if key == k => {
-                    let v =
-                        map.next_value_seed(Along { path: rest, index: self.index, schemas: self.schemas })?;
-                    out.insert(key.into_owned(), v);
-                }
-                _ => {
-                    let v = map.next_value::<Value>()?;
-                    out.insert(key.into_owned(), v);
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
+    Some(schemas)
 }
 
 #[cfg(test)]

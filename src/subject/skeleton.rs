@@ -1,0 +1,340 @@
+//! An object's skeleton: its JSON text read once, the members on the way to some deep values
+//! parsed into a tree, and those deep values (the holes) kept as spans of the text, unread.
+//!
+//! A review's CRD is read this way while the review itself is decoded: the pass that finds
+//! where the object ends also finds its version schemas, so the schema family starts from the
+//! schemas' texts instead of scanning the object again. A hole whose bytes repeat an earlier
+//! hole's (the versions of a CRD sharing one schema, an update that leaves a schema as it was)
+//! is recognised by comparing bytes, without scanning it: a JSON object is self-delimiting, so
+//! text that begins with a complete value's bytes holds that value.
+//!
+//! Values are read by serde_json (so what is accepted and refused is what serde_json accepts
+//! and refuses); only the punctuation between them (`{`, `:`, `,`, `}`, `[`, `]`) is read
+//! here.
+
+use std::ops::Range;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::source::JsonKey;
+
+/// A step on the way from an object to the values kept apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The member of this name.
+    Key(&'static str),
+    /// Every element of a list.
+    Each,
+}
+
+/// A way from an object to the values kept apart; it ends in a `Key`.
+pub type Path = &'static [Step];
+
+/// A value kept apart: where the way to it went through lists (an index per `Each`), and its
+/// span in the object's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hole {
+    /// The list indices met on the way, one per `Each` of the path.
+    pub at: Vec<usize>,
+    /// Its bytes in the object's text.
+    pub span: Range<usize>,
+}
+
+/// An object read along a path: the tree of everything but the values at its end, and those
+/// values' spans.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skeleton {
+    /// The object without the values kept apart.
+    pub doc: Value,
+    /// The values kept apart, in the order they were met.
+    pub holes: Vec<Hole>,
+}
+
+impl Skeleton {
+    /// Read a JSON text along `path`; the text must hold one value and nothing after it.
+    pub fn read(text: &str, path: Path) -> Result<Skeleton, String> {
+        let mut reader = Reader::new(text.as_bytes());
+        let skeleton = reader.skeleton(path).map_err(|e| reader.describe(e))?;
+        if reader.peek().is_some() {
+            return Err(reader.describe(Stop::Expected("the end of the text")));
+        }
+        Ok(skeleton)
+    }
+}
+
+/// Why reading stopped: a value serde_json refused, or punctuation that is not there.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Value(serde_json::Error),
+    Expected(&'static str),
+}
+
+impl From<serde_json::Error> for Stop {
+    fn from(e: serde_json::Error) -> Stop {
+        Stop::Value(e)
+    }
+}
+
+/// A reading position in a JSON text.
+pub(crate) struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Spans of the holes read so far, for recognising a repeated one by its bytes.
+    seen: Vec<Range<usize>>,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> Reader<'a> {
+        Reader { data, pos: 0, seen: Vec::new() }
+    }
+
+    /// Where the reader stands.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Words a stop with the line and column it happened at.
+    pub(crate) fn describe(&self, stop: Stop) -> String {
+        let before = &self.data[..self.pos.min(self.data.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
+        match stop {
+            // serde_json counts from where it was started.
+            Stop::Value(e) => format!("{} (value starting at line {line} column {column})", e),
+            Stop::Expected(what) => format!("expected {what} at line {line} column {column}"),
+        }
+    }
+
+    /// The next byte that is not JSON whitespace, not consumed.
+    pub(crate) fn peek(&mut self) -> Option<u8> {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.data.get(self.pos) {
+            self.pos += 1;
+        }
+        self.data.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        if found {
+            self.pos += 1;
+        }
+        found
+    }
+
+    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), Stop> {
+        if self.eat(byte) {
+            Ok(())
+        } else {
+            Err(Stop::Expected(what))
+        }
+    }
+
+    /// The next value, read by serde_json.
+    pub(crate) fn value<T: Deserialize<'a>>(&mut self) -> Result<T, Stop> {
+        let mut values = serde_json::Deserializer::from_slice(&self.data[self.pos..]).into_iter::<T>();
+        match values.next() {
+            Some(Ok(v)) => {
+                self.pos += values.byte_offset();
+                Ok(v)
+            }
+            Some(Err(e)) => Err(Stop::Value(e)),
+            None => Err(Stop::Expected("a value")),
+        }
+    }
+
+    /// The span of the next value, scanned and not built; the bytes are checked to be
+    /// UTF-8, as a borrowed text would be.
+    pub(crate) fn skip(&mut self) -> Result<Range<usize>, Stop> {
+        self.peek();
+        let start = self.pos;
+        self.value::<IgnoredAny>()?;
+        if std::str::from_utf8(&self.data[start..self.pos]).is_err() {
+            return Err(Stop::Expected("UTF-8 text"));
+        }
+        Ok(start..self.pos)
+    }
+
+    /// Enter a mapping: `true` at its `{`, `false` at anything else (nothing consumed).
+    pub(crate) fn enter_map(&mut self) -> bool {
+        self.eat(b'{')
+    }
+
+    /// The next key of the mapping entered (its `:` consumed), or `None` at its end. `first`
+    /// is true before the first member.
+    pub(crate) fn key(&mut self, first: &mut bool) -> Result<Option<JsonKey<'a>>, Stop> {
+        if *first && self.eat(b'}') {
+            return Ok(None);
+        }
+        if !*first {
+            if self.eat(b'}') {
+                return Ok(None);
+            }
+            self.expect(b',', "`,` or `}` after a member")?;
+        }
+        *first = false;
+        if self.peek() != Some(b'"') {
+            return Err(Stop::Expected("a key"));
+        }
+        let key = self.value::<JsonKey<'a>>()?;
+        self.expect(b':', "`:` after a key")?;
+        Ok(Some(key))
+    }
+
+    /// Whether the list entered has another element (its `,` consumed). `first` is true
+    /// before the first element.
+    fn element(&mut self, first: &mut bool) -> Result<bool, Stop> {
+        if self.eat(b']') {
+            return Ok(false);
+        }
+        if !*first {
+            self.expect(b',', "`,` or `]` after an element")?;
+        }
+        *first = false;
+        Ok(true)
+    }
+
+    /// The object at the reader, read along `path`.
+    pub(crate) fn skeleton(&mut self, path: Path) -> Result<Skeleton, Stop> {
+        let mut holes = Vec::new();
+        let doc = self.along(path, &mut Vec::new(), &mut holes)?;
+        Ok(Skeleton { doc, holes })
+    }
+
+    fn along(&mut self, path: &[Step], at: &mut Vec<usize>, holes: &mut Vec<Hole>) -> Result<Value, Stop> {
+        match (path.split_first(), self.peek()) {
+            (Some((Step::Key(name), rest)), Some(b'{')) => {
+                self.pos += 1;
+                let mut out = Map::new();
+                // Holes are met only under this map's one member on the way; a repeat of that
+                // member replaces what the first left, as it replaces it in the tree.
+                let before = holes.len();
+                let mut first = true;
+                while let Some(JsonKey(key)) = self.key(&mut first)? {
+                    if key != *name {
+                        let v = self.value::<Value>()?;
+                        out.insert(key.into_owned(), v);
+                        continue;
+                    }
+                    holes.truncate(before);
+                    if rest.is_empty() {
+                        let span = self.hole()?;
+                        holes.push(Hole { at: at.clone(), span });
+                        out.remove(*name);
+                    } else {
+                        let v = self.along(rest, at, holes)?;
+                        out.insert(key.into_owned(), v);
+                    }
+                }
+                Ok(Value::Object(out))
+            }
+            (Some((Step::Each, rest)), Some(b'[')) => {
+                self.pos += 1;
+                let mut out = Vec::new();
+                let mut first = true;
+                while self.element(&mut first)? {
+                    at.push(out.len());
+                    let v = self.along(rest, at, holes);
+                    at.pop();
+                    out.push(v?);
+                }
+                Ok(Value::Array(out))
+            }
+            // Not the shape the path expects, or the end of it: read as it is.
+            _ => self.value::<Value>(),
+        }
+    }
+
+    /// The span of a value kept apart: the bytes of an earlier one if they are repeated
+    /// here, else scanned.
+    fn hole(&mut self) -> Result<Range<usize>, Stop> {
+        self.peek();
+        let start = self.pos;
+        let rest = &self.data[start..];
+        if let Some(len) =
+            self.seen.iter().map(|s| &self.data[s.clone()]).find(|t| rest.starts_with(t)).map(<[u8]>::len)
+        {
+            self.pos += len;
+            return Ok(start..self.pos);
+        }
+        let span = self.skip()?;
+        self.seen.push(span.clone());
+        Ok(span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATH: Path = &[Step::Key("spec"), Step::Key("versions"), Step::Each, Step::Key("schema")];
+
+    #[test]
+    fn holes_are_spans_and_everything_else_is_the_tree() {
+        let text = r#" { "kind" : "K", "spec": {"versions": [ {"name":"a","schema": {"x": [1, 2.5, "\u00e9"]}},
+            {"name":"b"}, {"schema" : {"x": [1, 2.5, "\u00e9"]} , "n": null}, 7 ], "other": {"schema": 1}}} "#;
+        let s = Skeleton::read(text, PATH).unwrap();
+        let mut expected: Value = serde_json::from_str(text).unwrap();
+        for v in expected["spec"]["versions"].as_array_mut().unwrap() {
+            if let Some(m) = v.as_object_mut() {
+                m.remove("schema");
+            }
+        }
+        assert_eq!(s.doc, expected);
+        let at: Vec<_> = s.holes.iter().map(|h| (h.at.clone(), &text[h.span.clone()])).collect();
+        assert_eq!(
+            at,
+            [(vec![0], r#"{"x": [1, 2.5, "\u00e9"]}"#), (vec![2], r#"{"x": [1, 2.5, "\u00e9"]}"#)]
+        );
+    }
+
+    #[test]
+    fn a_repeated_member_on_the_way_replaces_the_first() {
+        let text =
+            r#"{"spec":{"versions":[{"schema":1}]},"spec":{"versions":[{"n":1},{"schema":2,"schema":3}]}}"#;
+        let s = Skeleton::read(text, PATH).unwrap();
+        assert_eq!(s.doc, serde_json::json!({"spec":{"versions":[{"n":1},{}]}}));
+        let at: Vec<_> = s.holes.iter().map(|h| (h.at.clone(), &text[h.span.clone()])).collect();
+        assert_eq!(at, [(vec![1], "3")]);
+    }
+
+    #[test]
+    fn what_serde_json_refuses_is_refused() {
+        for text in [
+            r#"{"spec":"#,
+            r#"{} trailing"#,
+            r#"{"a":1,}"#,
+            r#"{,"a":1}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{"spec":{"versions":[{"schema":{"a":01}}]}}"#,
+            r#"{"spec":{"versions":[{"schema":{"a":"\x"}}]}}"#,
+            r#"{"spec":{"versions":[1,]}}"#,
+            r#"{"spec":{"versions":[,1]}}"#,
+            r#"{"spec":{"versions":[{"schema":{}} {"schema":{}}]}}"#,
+            "{\"a\":\"\t\"}",
+            r#"{1:2}"#,
+            "",
+        ] {
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+            assert!(Skeleton::read(text, PATH).is_err(), "{text}");
+        }
+        for text in [r#"[]"#, r#"{}"#, "null", r#"{"spec":{"versions":[]}}"#, r#"{"spec":[{"versions":1}]}"#]
+        {
+            let s = Skeleton::read(text, PATH).unwrap();
+            assert_eq!(s.doc, serde_json::from_str::<Value>(text).unwrap(), "{text}");
+            assert!(s.holes.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_repeated_hole_is_found_by_its_bytes_and_a_near_repeat_is_scanned() {
+        // The second hole begins with the first one's bytes; the third shares a prefix only.
+        let text =
+            r#"{"spec":{"versions":[{"schema":{"a":[1]}},{"schema":{"a":[1]}},{"schema":{"a":[1,2]}}]}}"#;
+        let s = Skeleton::read(text, PATH).unwrap();
+        let texts: Vec<_> = s.holes.iter().map(|h| &text[h.span.clone()]).collect();
+        assert_eq!(texts, [r#"{"a":[1]}"#, r#"{"a":[1]}"#, r#"{"a":[1,2]}"#]);
+    }
+}
