@@ -10,8 +10,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 mod skeleton;
-pub(crate) use skeleton::Reader;
 pub use skeleton::{Hole, Path, Skeleton, Step};
+pub(crate) use skeleton::{ReadError, Reader};
 
 /// Group, version and kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

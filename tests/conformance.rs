@@ -21,8 +21,9 @@ use covenant::families::schema_bearing::{
 };
 use covenant::rules::evolution::{judge, Direction};
 use covenant::schema::diff::{diff, ChangeKind};
-use covenant::schema::openapi::{decode_clean, load_keeping_unknown as load, Dialect};
+use covenant::schema::openapi::{decode_clean, load_keeping_unknown as load, load_text_beside, Dialect};
 use covenant::schema::pointer::Location;
+use covenant::schema::Schema;
 use covenant::versioning::Bump;
 use serde_json::Value;
 
@@ -31,6 +32,23 @@ fn yaml_docs(path: &Path) -> Vec<Value> {
     let (docs, err) = covenant::source::parse_stream(&text);
     assert!(err.is_none(), "{}: {err:?}", path.display());
     docs.into_iter().map(|d| d.value).collect()
+}
+
+/// Of the properties two schemas both declare (at any depth, below properties both declare),
+/// how many are one shared node, and how many were built apart.
+fn sharing(old: &Schema, new: &Schema) -> (usize, usize) {
+    let (mut shared, mut apart) = (0, 0);
+    for (name, n) in &new.properties {
+        let Some(o) = old.properties.get(name) else { continue };
+        if std::sync::Arc::ptr_eq(o, n) {
+            shared += 1;
+        } else {
+            apart += 1;
+            let (s, a) = sharing(o, n);
+            (shared, apart) = (shared + s, apart + a);
+        }
+    }
+    (shared, apart)
 }
 
 /// What covenant says about one old/new pair.
@@ -299,7 +317,7 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
     let (root, full) = history_root();
     let index = yaml_docs(&root.join("index.yaml")).remove(0);
     let pairs = index["pairs"].as_array().unwrap();
-    let mut run = 0;
+    let (mut run, mut shared, mut rebuilt) = (0, 0, 0);
     for p in pairs {
         let id = p["id"].as_str().unwrap();
         let (old_path, new_path) =
@@ -335,6 +353,24 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
                 let loaded = load(&tree, &Location::new("", ""), Dialect::OpenApi).unwrap();
                 assert!(direct == loaded, "{id}: {side} version {i}: the direct reader built another model");
             }
+        }
+        // Read beside the same version's schema before the update, the new schema is the same
+        // model; the nodes whose bytes it repeats are the old schema's own.
+        let at = Location::new("", "");
+        for (i, source) in new_outline.schemas.iter().enumerate() {
+            let (Some(Source::Text(new_text)), Some(Source::Text(old_text))) =
+                (source, old_outline.schema(i))
+            else {
+                continue;
+            };
+            let twin = load_text_beside(old_text, &at, true, None).unwrap();
+            let beside = load_text_beside(new_text, &at, true, Some(&twin)).unwrap();
+            assert!(
+                *beside.root == decode_clean(new_text, true).unwrap(),
+                "{id}: version {i} read beside the old"
+            );
+            let (s, r) = sharing(&twin.root, &beside.root);
+            (shared, rebuilt) = (shared + s, rebuilt + r);
         }
         // Findings are placed through the loaded model as they would be through the tree.
         for v in &e.versions {
@@ -380,6 +416,9 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             assert!(e.structural.iter().any(|s| s.rule == "CVN-211"), "{id}: {:?}", e.structural);
         }
     }
+    // Most of what an update leaves alone is shared, not built again.
+    assert!(shared > rebuilt, "{shared} properties shared, {rebuilt} built again");
+    eprintln!("crd-history: {shared} properties shared between old and new schemas, {rebuilt} built again");
     if full {
         assert_eq!(run, 76, "the full crd-history corpus has 76 pairs");
     } else {

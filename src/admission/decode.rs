@@ -255,7 +255,8 @@ const REQUIRED: u32 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 10;
 /// anything but a well-formed v1 review with a request, in which case `decode_whole` reads
 /// the body again and words what is wrong.
 fn read(body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
-    let mut r = Reader::new(body);
+    // A body that is UTF-8 throughout is read as text: no value is checked again.
+    let mut r = Reader::of_text(std::str::from_utf8(body).ok()?);
     if !r.enter_map() {
         return None;
     }

@@ -32,7 +32,7 @@ use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::evaluate::Evaluator;
-use crate::schema::openapi::{load_keeping_unknown as load, load_text, Dialect};
+use crate::schema::openapi::{load_keeping_unknown as load, load_text_beside, Dialect, Placed};
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
@@ -205,7 +205,9 @@ const MAX_PAIRWISE_SHAPES: usize = 16;
 /// loaded by its bytes (compared in full only when their length and ends agree), and parsed
 /// only if it is new; a tree by a fingerprint of its JSON, so either costs one pass over
 /// it, not one comparison with each.
-type Loaded<'a> = Vec<(u64, Source<'a>, Arc<Schema>)>;
+/// The schemas loaded for an update: each source's print, the source, its model, and where
+/// each node of a text lies in it (for the same version's schema after the update to share).
+type Loaded<'a> = Vec<(u64, Source<'a>, Arc<Schema>, Option<Placed<'a>>)>;
 
 /// A key that tells schema texts apart cheaply: the length and a hash of both ends (texts
 /// that differ only in their middle are told apart by the full comparison that follows).
@@ -248,10 +250,14 @@ fn fingerprint(v: &Value) -> u64 {
     feed.0.finish()
 }
 
+/// Load each version's schema, once per distinct source. Beside `twins` (the schemas before
+/// the update, by version), a version's schema text shares every node whose bytes it repeats
+/// from the same version's schema before.
 fn load_schemas<'a>(
     vs: &[Version<'a>],
     loaded: &mut Loaded<'a>,
     problems: &mut Vec<(String, String)>,
+    twins: Option<&BTreeMap<String, Arc<Schema>>>,
 ) -> BTreeMap<String, Arc<Schema>> {
     let mut out = BTreeMap::new();
     for v in vs {
@@ -260,19 +266,24 @@ fn load_schemas<'a>(
             Source::Text(text) => text_key(text),
             Source::Tree(tree) => fingerprint(tree),
         };
-        if let Some((_, _, s)) = loaded.iter().find(|(p, seen, _)| *p == print && same_source(seen, &raw)) {
+        if let Some((_, _, s, _)) =
+            loaded.iter().find(|(p, seen, _, _)| *p == print && same_source(seen, &raw))
+        {
             out.insert(v.name.clone(), s.clone());
             continue;
         }
         let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
+        let twin = twins
+            .and_then(|t| t.get(&v.name))
+            .and_then(|t| loaded.iter().find(|(_, _, s, _)| Arc::ptr_eq(s, t)))
+            .and_then(|(_, _, _, placed)| placed.as_ref());
         let schema = match raw {
-            Source::Text(text) => load_text(text, &at, Dialect::OpenApi, true),
-            Source::Tree(tree) => load(tree, &at, Dialect::OpenApi),
+            Source::Text(text) => load_text_beside(text, &at, true, twin).map(|p| (p.root.clone(), Some(p))),
+            Source::Tree(tree) => load(tree, &at, Dialect::OpenApi).map(|s| (Arc::new(s), None)),
         };
         match schema {
-            Ok(s) => {
-                let s = Arc::new(s);
-                loaded.push((print, raw, s.clone()));
+            Ok((s, placed)) => {
+                loaded.push((print, raw, s.clone(), placed));
                 out.insert(v.name.clone(), s);
             }
             // Not kept: the same schema under another version reports its own problems.
@@ -313,8 +324,8 @@ pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> 
     let mut unreadable = Vec::new();
     let mut scratch = Vec::new();
     let mut loaded = Loaded::new();
-    let old_schemas = load_schemas(&old_versions, &mut loaded, &mut scratch);
-    let new_schemas = load_schemas(&new_versions, &mut loaded, &mut unreadable);
+    let old_schemas = load_schemas(&old_versions, &mut loaded, &mut scratch, None);
+    let new_schemas = load_schemas(&new_versions, &mut loaded, &mut unreadable, Some(&old_schemas));
     let mut structural = Vec::new();
 
     // Identity.

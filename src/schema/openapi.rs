@@ -16,6 +16,7 @@
 //! naming its path and the nearest keyword; every problem is returned, not only the first.
 
 mod text;
+pub use text::Placed;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -163,6 +164,24 @@ pub fn load_text(
     }
     match serde_json::from_str::<Value>(text) {
         Ok(tree) => load_with(&tree, at, dialect, keep_unknown),
+        Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
+    }
+}
+
+/// Load an OpenAPI schema text as `load_text` does, beside one read before (the same version's
+/// schema before an update): every node whose bytes repeat the twin's node at the same place
+/// is the twin's node, shared, not built again. What is loaded equals what `load_text` loads.
+pub fn load_text_beside<'t>(
+    text: &'t str,
+    at: &Location,
+    keep_unknown: bool,
+    twin: Option<&Placed<'_>>,
+) -> Result<Placed<'t>, Vec<LoadProblem>> {
+    if let Some(placed) = text::decode_placed(text, keep_unknown, twin) {
+        return Ok(placed);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(tree) => load_with(&tree, at, Dialect::OpenApi, keep_unknown).map(|s| Placed::unplaced(text, s)),
         Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
     }
 }

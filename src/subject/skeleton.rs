@@ -55,10 +55,10 @@ pub struct Skeleton {
 impl Skeleton {
     /// Read a JSON text along `path`; the text must hold one value and nothing after it.
     pub fn read(text: &str, path: Path) -> Result<Skeleton, String> {
-        let mut reader = Reader::new(text.as_bytes());
+        let mut reader = Reader::of_text(text);
         let skeleton = reader.skeleton(path).map_err(|e| reader.describe(e))?;
         if reader.peek().is_some() {
-            return Err(reader.describe(Stop::Expected("the end of the text")));
+            return Err(reader.describe(ReadError::Expected("the end of the text")));
         }
         Ok(skeleton)
     }
@@ -66,28 +66,33 @@ impl Skeleton {
 
 /// Why reading stopped: a value serde_json refused, or punctuation that is not there.
 #[derive(Debug)]
-pub(crate) enum Stop {
+pub enum ReadError {
     Value(serde_json::Error),
     Expected(&'static str),
 }
 
-impl From<serde_json::Error> for Stop {
-    fn from(e: serde_json::Error) -> Stop {
-        Stop::Value(e)
+impl From<serde_json::Error> for ReadError {
+    fn from(e: serde_json::Error) -> ReadError {
+        ReadError::Value(e)
     }
 }
 
 /// A reading position in a JSON text.
 pub(crate) struct Reader<'a> {
+    text: &'a str,
+    /// The text's bytes.
     data: &'a [u8],
     pos: usize,
     /// Spans of the holes read so far, for recognising a repeated one by its bytes.
     seen: Vec<Range<usize>>,
+    /// Where strings with escapes are decoded, kept from one string to the next.
+    tape: Vec<u8>,
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(data: &'a [u8]) -> Reader<'a> {
-        Reader { data, pos: 0, seen: Vec::new() }
+    /// A reader of a text, from its start.
+    pub(crate) fn of_text(text: &'a str) -> Reader<'a> {
+        Reader { text, data: text.as_bytes(), pos: 0, seen: Vec::new(), tape: Vec::new() }
     }
 
     /// Where the reader stands.
@@ -95,15 +100,26 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The bytes from where the reader stands.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
+    /// Step over `n` bytes the caller knows to hold a whole value (it compared them with
+    /// one).
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.data.len());
+    }
+
     /// Words a stop with the line and column it happened at.
-    pub(crate) fn describe(&self, stop: Stop) -> String {
+    pub(crate) fn describe(&self, error: ReadError) -> String {
         let before = &self.data[..self.pos.min(self.data.len())];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
-        match stop {
+        match error {
             // serde_json counts from where it was started.
-            Stop::Value(e) => format!("{} (value starting at line {line} column {column})", e),
-            Stop::Expected(what) => format!("expected {what} at line {line} column {column}"),
+            ReadError::Value(e) => format!("{} (value starting at line {line} column {column})", e),
+            ReadError::Expected(what) => format!("expected {what} at line {line} column {column}"),
         }
     }
 
@@ -123,36 +139,66 @@ impl<'a> Reader<'a> {
         found
     }
 
-    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), Stop> {
+    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), ReadError> {
         if self.eat(byte) {
             Ok(())
         } else {
-            Err(Stop::Expected(what))
+            Err(ReadError::Expected(what))
         }
     }
 
     /// The next value, read by serde_json.
-    pub(crate) fn value<T: Deserialize<'a>>(&mut self) -> Result<T, Stop> {
-        let mut values = serde_json::Deserializer::from_slice(&self.data[self.pos..]).into_iter::<T>();
-        match values.next() {
+    pub(crate) fn value<T: Deserialize<'a>>(&mut self) -> Result<T, ReadError> {
+        // The reader stands on a character boundary (after punctuation or a whole value).
+        let Some(rest) = self.text.get(self.pos..) else { return Err(ReadError::Expected("a value")) };
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
+        let (next, read) = (values.next(), values.byte_offset());
+        match next {
             Some(Ok(v)) => {
-                self.pos += values.byte_offset();
+                self.pos += read;
                 Ok(v)
             }
-            Some(Err(e)) => Err(Stop::Value(e)),
-            None => Err(Stop::Expected("a value")),
+            Some(Err(e)) => Err(ReadError::Value(e)),
+            None => Err(ReadError::Expected("a value")),
         }
     }
 
-    /// The span of the next value, scanned and not built; the bytes are checked to be
-    /// UTF-8, as a borrowed text would be.
-    pub(crate) fn skip(&mut self) -> Result<Range<usize>, Stop> {
+    /// The next value, a string: borrowed from the text unless it carries escapes. Strings are
+    /// most of a schema's bytes (descriptions); jiter decodes them on one tape kept from string
+    /// to string, where a serde_json reader started at each value would grow a new buffer for
+    /// every string with an escape. Anything jiter refuses is read by serde_json, which words
+    /// the error.
+    pub(crate) fn string(&mut self) -> Result<JsonKey<'a>, ReadError> {
+        let data = self.data;
+        let mut jiter = jiter::Jiter::with_tape(&data[self.pos..], std::mem::take(&mut self.tape));
+        let read = match jiter.next_str() {
+            Ok(s) => {
+                // A string without escapes is a slice of the text itself.
+                let start = (s.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+                let span = start..start.saturating_add(s.len());
+                Some(match self.text.get(span) {
+                    Some(text) => JsonKey(text.into()),
+                    None => JsonKey(s.to_owned().into()),
+                })
+            }
+            Err(_) => None,
+        };
+        let (read, used) = (read, jiter.current_index());
+        self.tape = jiter.into_tape();
+        match read {
+            Some(key) => {
+                self.pos += used;
+                Ok(key)
+            }
+            None => self.value::<JsonKey<'a>>(),
+        }
+    }
+
+    /// The span of the next value, scanned and not built.
+    pub(crate) fn skip(&mut self) -> Result<Range<usize>, ReadError> {
         self.peek();
         let start = self.pos;
         self.value::<IgnoredAny>()?;
-        if std::str::from_utf8(&self.data[start..self.pos]).is_err() {
-            return Err(Stop::Expected("UTF-8 text"));
-        }
         Ok(start..self.pos)
     }
 
@@ -163,7 +209,7 @@ impl<'a> Reader<'a> {
 
     /// The next key of the mapping entered (its `:` consumed), or `None` at its end. `first`
     /// is true before the first member.
-    pub(crate) fn key(&mut self, first: &mut bool) -> Result<Option<JsonKey<'a>>, Stop> {
+    pub(crate) fn key(&mut self, first: &mut bool) -> Result<Option<JsonKey<'a>>, ReadError> {
         if *first && self.eat(b'}') {
             return Ok(None);
         }
@@ -175,16 +221,21 @@ impl<'a> Reader<'a> {
         }
         *first = false;
         if self.peek() != Some(b'"') {
-            return Err(Stop::Expected("a key"));
+            return Err(ReadError::Expected("a key"));
         }
-        let key = self.value::<JsonKey<'a>>()?;
+        let key = self.string()?;
         self.expect(b':', "`:` after a key")?;
         Ok(Some(key))
     }
 
+    /// Enter a list: `true` at its `[`, `false` at anything else (nothing consumed).
+    pub(crate) fn enter_list(&mut self) -> bool {
+        self.eat(b'[')
+    }
+
     /// Whether the list entered has another element (its `,` consumed). `first` is true
     /// before the first element.
-    fn element(&mut self, first: &mut bool) -> Result<bool, Stop> {
+    pub(crate) fn element(&mut self, first: &mut bool) -> Result<bool, ReadError> {
         if self.eat(b']') {
             return Ok(false);
         }
@@ -196,13 +247,18 @@ impl<'a> Reader<'a> {
     }
 
     /// The object at the reader, read along `path`.
-    pub(crate) fn skeleton(&mut self, path: Path) -> Result<Skeleton, Stop> {
+    pub(crate) fn skeleton(&mut self, path: Path) -> Result<Skeleton, ReadError> {
         let mut holes = Vec::new();
         let doc = self.along(path, &mut Vec::new(), &mut holes)?;
         Ok(Skeleton { doc, holes })
     }
 
-    fn along(&mut self, path: &[Step], at: &mut Vec<usize>, holes: &mut Vec<Hole>) -> Result<Value, Stop> {
+    fn along(
+        &mut self,
+        path: &[Step],
+        at: &mut Vec<usize>,
+        holes: &mut Vec<Hole>,
+    ) -> Result<Value, ReadError> {
         match (path.split_first(), self.peek()) {
             (Some((Step::Key(name), rest)), Some(b'{')) => {
                 self.pos += 1;
@@ -248,7 +304,7 @@ impl<'a> Reader<'a> {
 
     /// The span of a value kept apart: the bytes of an earlier one if they are repeated
     /// here, else scanned.
-    fn hole(&mut self) -> Result<Range<usize>, Stop> {
+    fn hole(&mut self) -> Result<Range<usize>, ReadError> {
         self.peek();
         let start = self.pos;
         let rest = &self.data[start..];

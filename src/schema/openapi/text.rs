@@ -10,137 +10,254 @@
 //! loader, which words every problem. What it builds equals what the loader builds from the
 //! same text (asserted over every schema of the crd-history fixtures).
 
-use std::cell::Cell;
-use std::collections::BTreeMap;
-use std::fmt;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 use std::sync::Arc;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{Number, Value};
 
 use super::{finish, KEYWORDS, MAX_SCHEMA_NODES, OPENAPI_KEPT};
 use crate::schema::{Additional, CelRule, Schema, Type};
 use crate::source::JsonKey;
+use crate::subject::Reader;
 
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
 pub(super) fn decode(text: &str, keep_unknown: bool) -> Option<Schema> {
-    let reader = Reader { nodes: Cell::new(0), keep_unknown };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let schema = Node(&reader).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(Arc::unwrap_or_clone(schema))
+    decode_placed(text, keep_unknown, None).map(|placed| Arc::unwrap_or_clone(placed.root))
 }
 
-struct Reader {
-    nodes: Cell<usize>,
+/// A schema read from its text, with where each node lies in it: a later text read beside it
+/// takes, shared, every node whose bytes it repeats at the same place in the tree, without
+/// building it again (and the diff sees at once that the two are the same node).
+#[derive(Debug)]
+pub struct Placed<'t> {
+    text: &'t str,
+    /// The model.
+    pub root: Arc<Schema>,
+    /// Each node's span in `text` and the nodes under it (itself included), by its address.
+    spans: Spans,
+}
+
+/// Nodes' spans by address. An address is its own hash, spread by a multiplication: SipHash
+/// guards against keys chosen to collide, which addresses are not.
+type Spans = HashMap<usize, (Range<usize>, usize), BuildHasherDefault<AddressHasher>>;
+
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl<'t> Placed<'t> {
+    /// A model read some other way: no node of it is known to lie anywhere in `text`.
+    pub(super) fn unplaced(text: &'t str, schema: Schema) -> Placed<'t> {
+        Placed { text, root: Arc::new(schema), spans: Spans::default() }
+    }
+}
+
+/// Read `text` as `decode` does; beside `twin`, a node whose bytes repeat the twin's node at
+/// the same place is the twin's node. What is built equals what `decode` builds.
+pub(super) fn decode_placed<'t>(
+    text: &'t str,
     keep_unknown: bool,
+    twin: Option<&Placed<'_>>,
+) -> Option<Placed<'t>> {
+    let mut read =
+        Read { r: Reader::of_text(text), keep_unknown, nodes: 0, depth: 0, twin, spans: Spans::default() };
+    let root = read.node(twin.map(|t| &t.root)).ok()?;
+    if read.r.peek().is_some() {
+        return None;
+    }
+    Some(Placed { text, root, spans: read.spans })
 }
 
 /// Why the reader stopped; never shown (the loader words the problem).
-fn decline<E: de::Error>() -> E {
-    E::custom("declined")
-}
+struct Decline;
 
-/// One schema node.
-#[derive(Clone, Copy)]
-struct Node<'r>(&'r Reader);
-
-impl<'de> DeserializeSeed<'de> for Node<'_> {
-    type Value = Arc<Schema>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arc<Schema>, D::Error> {
-        d.deserialize_map(self)
+impl From<crate::subject::ReadError> for Decline {
+    fn from(_: crate::subject::ReadError) -> Decline {
+        Decline
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_> {
-    type Value = Arc<Schema>;
+/// How deep the reader nests before it leaves a text to the loader (whose JSON parser stops
+/// at 128 levels; declining is always safe).
+const MAX_DEPTH: usize = 100;
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a schema mapping")
+struct Read<'a, 't> {
+    r: Reader<'t>,
+    keep_unknown: bool,
+    nodes: usize,
+    depth: usize,
+    twin: Option<&'a Placed<'a>>,
+    spans: Spans,
+}
+
+fn address(node: &Arc<Schema>) -> usize {
+    Arc::as_ptr(node) as usize
+}
+
+/// How deep a value nests.
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+impl<'t> Read<'_, 't> {
+    fn value<T: Deserialize<'t>>(&mut self) -> Result<T, Decline> {
+        Ok(self.r.value::<T>()?)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arc<Schema>, A::Error> {
-        let nodes = self.0.nodes.get() + 1;
-        if nodes > MAX_SCHEMA_NODES {
-            return Err(decline());
+    /// A value the model keeps as JSON, as deep as the whole text may nest.
+    fn tree(&mut self) -> Result<Value, Decline> {
+        let v: Value = self.value()?;
+        if self.depth + depth(&v) > MAX_DEPTH {
+            return Err(Decline);
         }
-        self.0.nodes.set(nodes);
+        Ok(v)
+    }
+
+    fn enter(&mut self) -> Result<(), Decline> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Decline);
+        }
+        Ok(())
+    }
+
+    /// The twin's node, if its bytes are repeated where the reader stands.
+    fn repeated(&mut self, twin: Option<&Arc<Schema>>) -> Option<Arc<Schema>> {
+        let (node, placed) = (twin?, self.twin?);
+        let (span, count) = placed.spans.get(&address(node))?;
+        let bytes = placed.text.as_bytes().get(span.clone())?;
+        let start = self.r.pos();
+        if !self.r.rest().starts_with(bytes) {
+            return None;
+        }
+        self.r.advance(bytes.len());
+        self.nodes += count;
+        self.spans.insert(address(node), (start..self.r.pos(), *count));
+        Some(node.clone())
+    }
+
+    /// One schema node.
+    fn node(&mut self, twin: Option<&Arc<Schema>>) -> Result<Arc<Schema>, Decline> {
+        self.r.peek();
+        if let Some(node) = self.repeated(twin) {
+            if self.nodes > MAX_SCHEMA_NODES {
+                return Err(Decline);
+            }
+            return Ok(node);
+        }
+        let start = self.r.pos();
+        if !self.r.enter_map() {
+            return Err(Decline);
+        }
+        self.enter()?;
+        let before = self.nodes;
+        self.nodes += 1;
+        if self.nodes > MAX_SCHEMA_NODES {
+            return Err(Decline);
+        }
         let mut s = Schema::default();
         let (mut open, mut additional_declared) = (false, false);
         // Which of KEYWORDS were met (there are fewer than 64), so a repeated one declines.
         let mut seen: u64 = 0;
-        while let Some(JsonKey(key)) = map.next_key::<JsonKey<'de>>()? {
+        let mut first = true;
+        while let Some(JsonKey(key)) = self.r.key(&mut first)? {
             let Some(index) = KEYWORDS.iter().position(|k| *k == key) else {
                 // A reference is refused in a structural schema even where unknown keywords
                 // are kept; the loader says so.
                 if key == "$ref" {
-                    return Err(decline());
+                    return Err(Decline);
                 }
-                if !(OPENAPI_KEPT.contains(&key.as_ref()) || self.0.keep_unknown) {
-                    return Err(decline());
+                if !(OPENAPI_KEPT.contains(&key.as_ref()) || self.keep_unknown) {
+                    return Err(Decline);
                 }
-                let value: Value = map.next_value()?;
+                let value = self.tree()?;
                 if s.extensions.insert(key.into_owned(), value).is_some() {
-                    return Err(decline());
+                    return Err(Decline);
                 }
                 continue;
             };
             let bit = 1u64 << index;
             if seen & bit != 0 {
-                return Err(decline());
+                return Err(Decline);
             }
             seen |= bit;
             match KEYWORDS[index] {
                 "type" => {
-                    let JsonKey(name) = map.next_value()?;
-                    s.types.push(Type::parse(&name).ok_or_else(decline)?);
+                    let JsonKey(name) = self.r.string()?;
+                    s.types.push(Type::parse(&name).ok_or(Decline)?);
                 }
-                "properties" => s.properties = map.next_value_seed(Properties(self.0))?,
+                "properties" => s.properties = self.properties(twin.map(|t| &t.properties))?,
                 "additionalProperties" => {
                     additional_declared = true;
-                    match map.next_value_seed(AdditionalSeed(self.0))? {
-                        Additionally::Open(true) => open = true,
-                        Additionally::Open(false) => {}
-                        Additionally::Schema(node) => s.additional = Additional::Schema(node),
+                    if self.r.peek() == Some(b'{') {
+                        let twin = twin.and_then(|t| match &t.additional {
+                            Additional::Schema(node) => Some(node),
+                            _ => None,
+                        });
+                        s.additional = Additional::Schema(self.node(twin)?);
+                    } else {
+                        open = self.value()?;
                     }
                 }
-                "items" => s.items = Some(map.next_value_seed(self)?),
-                "required" => s.required = map.next_value()?,
-                "enum" => s.enumeration = Some(map.next_value()?),
-                "const" => s.enumeration = Some(vec![map.next_value()?]),
-                "nullable" => s.nullable = map.next_value()?,
-                "default" => s.default = Some(map.next_value()?),
-                "description" => s.description = Some(map.next_value()?),
-                "title" => s.title = Some(map.next_value()?),
-                "example" | "examples" => s.example = Some(map.next_value()?),
-                "format" => s.format = Some(map.next_value()?),
-                "pattern" => s.pattern = Some(map.next_value()?),
-                "minimum" => s.bounds.minimum = map.next_value::<Number>()?.as_f64(),
-                "maximum" => s.bounds.maximum = map.next_value::<Number>()?.as_f64(),
-                "exclusiveMinimum" => s.bounds.exclusive_minimum = map.next_value()?,
-                "exclusiveMaximum" => s.bounds.exclusive_maximum = map.next_value()?,
-                "multipleOf" => s.bounds.multiple_of = map.next_value::<Number>()?.as_f64(),
-                "minLength" => s.bounds.min_length = Some(map.next_value()?),
-                "maxLength" => s.bounds.max_length = Some(map.next_value()?),
-                "minItems" => s.bounds.min_items = Some(map.next_value()?),
-                "maxItems" => s.bounds.max_items = Some(map.next_value()?),
-                "minProperties" => s.bounds.min_properties = Some(map.next_value()?),
-                "maxProperties" => s.bounds.max_properties = Some(map.next_value()?),
-                "uniqueItems" => s.unique_items = map.next_value()?,
-                "allOf" => s.all_of = map.next_value_seed(Members(self.0))?,
-                "anyOf" => s.any_of = map.next_value_seed(Members(self.0))?,
-                "oneOf" => s.one_of = map.next_value_seed(Members(self.0))?,
-                "not" => s.not = Some(map.next_value_seed(self)?),
-                "x-kubernetes-preserve-unknown-fields" => open = map.next_value()?,
-                "x-kubernetes-int-or-string" => s.int_or_string = map.next_value()?,
-                "x-kubernetes-embedded-resource" => s.embedded_resource = map.next_value()?,
-                "x-kubernetes-list-type" => s.list_type = Some(choice(&mut map, &["atomic", "set", "map"])?),
-                "x-kubernetes-map-type" => s.map_type = Some(choice(&mut map, &["atomic", "granular"])?),
-                "x-kubernetes-list-map-keys" => s.list_map_keys = map.next_value()?,
-                "x-kubernetes-validations" => s.validations = cel_rules(map.next_value()?)?,
+                "items" => s.items = Some(self.node(twin.and_then(|t| t.items.as_ref()))?),
+                "required" => s.required = self.value()?,
+                "enum" => {
+                    s.enumeration = Some(self.value::<Vec<Value>>().and_then(|v| self.shallow_list(v))?)
+                }
+                "const" => s.enumeration = Some(vec![self.tree()?]),
+                "nullable" => s.nullable = self.value()?,
+                "default" => s.default = Some(self.tree()?),
+                "description" => s.description = Some(self.r.string()?.0.into_owned()),
+                "title" => s.title = Some(self.r.string()?.0.into_owned()),
+                "example" | "examples" => s.example = Some(self.tree()?),
+                "format" => s.format = Some(self.r.string()?.0.into_owned()),
+                "pattern" => s.pattern = Some(self.r.string()?.0.into_owned()),
+                "minimum" => s.bounds.minimum = self.value::<Number>()?.as_f64(),
+                "maximum" => s.bounds.maximum = self.value::<Number>()?.as_f64(),
+                "exclusiveMinimum" => s.bounds.exclusive_minimum = self.value()?,
+                "exclusiveMaximum" => s.bounds.exclusive_maximum = self.value()?,
+                "multipleOf" => s.bounds.multiple_of = self.value::<Number>()?.as_f64(),
+                "minLength" => s.bounds.min_length = Some(self.value()?),
+                "maxLength" => s.bounds.max_length = Some(self.value()?),
+                "minItems" => s.bounds.min_items = Some(self.value()?),
+                "maxItems" => s.bounds.max_items = Some(self.value()?),
+                "minProperties" => s.bounds.min_properties = Some(self.value()?),
+                "maxProperties" => s.bounds.max_properties = Some(self.value()?),
+                "uniqueItems" => s.unique_items = self.value()?,
+                "allOf" => s.all_of = self.members(twin.map(|t| &t.all_of))?,
+                "anyOf" => s.any_of = self.members(twin.map(|t| &t.any_of))?,
+                "oneOf" => s.one_of = self.members(twin.map(|t| &t.one_of))?,
+                "not" => s.not = Some(self.node(twin.and_then(|t| t.not.as_ref()))?),
+                "x-kubernetes-preserve-unknown-fields" => open = self.value()?,
+                "x-kubernetes-int-or-string" => s.int_or_string = self.value()?,
+                "x-kubernetes-embedded-resource" => s.embedded_resource = self.value()?,
+                "x-kubernetes-list-type" => s.list_type = Some(self.choice(&["atomic", "set", "map"])?),
+                "x-kubernetes-map-type" => s.map_type = Some(self.choice(&["atomic", "granular"])?),
+                "x-kubernetes-list-map-keys" => s.list_map_keys = self.value()?,
+                "x-kubernetes-validations" => s.validations = cel_rules(self.tree()?)?,
                 // A keyword only JSON Schema reads.
-                _ => return Err(decline()),
+                _ => return Err(Decline),
             }
         }
         // What the loader reads in key order: the later of the two would win there.
@@ -149,10 +266,69 @@ impl<'de> Visitor<'de> for Node<'_> {
             || both("example", "examples")
             || both("additionalProperties", "x-kubernetes-preserve-unknown-fields")
         {
-            return Err(decline());
+            return Err(Decline);
         }
         finish(&mut s, open, additional_declared);
-        Ok(Arc::new(s))
+        self.depth -= 1;
+        let node = Arc::new(s);
+        self.spans.insert(address(&node), (start..self.r.pos(), self.nodes - before));
+        Ok(node)
+    }
+
+    /// An `enum` list, no deeper than the text may nest.
+    fn shallow_list(&self, list: Vec<Value>) -> Result<Vec<Value>, Decline> {
+        if list.iter().any(|v| self.depth + 1 + depth(v) > MAX_DEPTH) {
+            return Err(Decline);
+        }
+        Ok(list)
+    }
+
+    fn choice(&mut self, allowed: &[&str]) -> Result<String, Decline> {
+        let JsonKey(v) = self.r.string()?;
+        if allowed.contains(&v.as_ref()) {
+            Ok(v.into_owned())
+        } else {
+            Err(Decline)
+        }
+    }
+
+    /// `properties`: names to nodes.
+    fn properties(
+        &mut self,
+        twin: Option<&BTreeMap<String, Arc<Schema>>>,
+    ) -> Result<BTreeMap<String, Arc<Schema>>, Decline> {
+        if !self.r.enter_map() {
+            return Err(Decline);
+        }
+        self.enter()?;
+        let mut properties = BTreeMap::new();
+        let mut first = true;
+        while let Some(JsonKey(name)) = self.r.key(&mut first)? {
+            let node = self.node(twin.and_then(|t| t.get(name.as_ref())))?;
+            if properties.insert(name.into_owned(), node).is_some() {
+                return Err(Decline);
+            }
+        }
+        self.depth -= 1;
+        Ok(properties)
+    }
+
+    /// `allOf`, `anyOf`, `oneOf`: a non-empty list of nodes.
+    fn members(&mut self, twin: Option<&Vec<Arc<Schema>>>) -> Result<Vec<Arc<Schema>>, Decline> {
+        if !self.r.enter_list() {
+            return Err(Decline);
+        }
+        self.enter()?;
+        let mut members = Vec::new();
+        let mut first = true;
+        while self.r.element(&mut first)? {
+            members.push(self.node(twin.and_then(|t| t.get(members.len())))?);
+        }
+        if members.is_empty() {
+            return Err(Decline);
+        }
+        self.depth -= 1;
+        Ok(members)
     }
 }
 
@@ -163,22 +339,13 @@ fn bit_of(keyword: &str) -> u64 {
 
 const _: () = assert!(KEYWORDS.len() <= 64, "the seen set is one u64");
 
-fn choice<'de, A: MapAccess<'de>>(map: &mut A, allowed: &[&str]) -> Result<String, A::Error> {
-    let JsonKey(v) = map.next_value()?;
-    if allowed.contains(&v.as_ref()) {
-        Ok(v.into_owned())
-    } else {
-        Err(decline())
-    }
-}
-
 /// `x-kubernetes-validations`: small, read as a value and then taken apart.
-fn cel_rules<E: de::Error>(v: Value) -> Result<Vec<CelRule>, E> {
-    let Value::Array(items) = v else { return Err(decline()) };
+fn cel_rules(v: Value) -> Result<Vec<CelRule>, Decline> {
+    let Value::Array(items) = v else { return Err(Decline) };
     items
         .into_iter()
         .map(|item| {
-            let Value::Object(members) = item else { return Err(decline()) };
+            let Value::Object(members) = item else { return Err(Decline) };
             let mut rule = CelRule::default();
             for (key, x) in members {
                 match (key.as_str(), x) {
@@ -188,95 +355,13 @@ fn cel_rules<E: de::Error>(v: Value) -> Result<Vec<CelRule>, E> {
                     ("messageExpression", Value::String(t)) => rule.message_expression = Some(t),
                     ("reason", Value::String(t)) => rule.reason = Some(t),
                     ("fieldPath", Value::String(t)) => rule.field_path = Some(t),
-                    _ => return Err(decline()),
+                    _ => return Err(Decline),
                 }
             }
             if rule.rule.is_empty() {
-                return Err(decline());
+                return Err(Decline);
             }
             Ok(rule)
         })
         .collect()
-}
-
-/// `properties`: names to nodes.
-struct Properties<'r>(&'r Reader);
-
-impl<'de> DeserializeSeed<'de> for Properties<'_> {
-    type Value = BTreeMap<String, Arc<Schema>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Properties<'_> {
-    type Value = BTreeMap<String, Arc<Schema>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a mapping of schemas")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut properties = BTreeMap::new();
-        while let Some(name) = map.next_key::<String>()? {
-            let node = map.next_value_seed(Node(self.0))?;
-            if properties.insert(name, node).is_some() {
-                return Err(decline());
-            }
-        }
-        Ok(properties)
-    }
-}
-
-/// `allOf`, `anyOf`, `oneOf`: a non-empty list of nodes.
-struct Members<'r>(&'r Reader);
-
-impl<'de> DeserializeSeed<'de> for Members<'_> {
-    type Value = Vec<Arc<Schema>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Members<'_> {
-    type Value = Vec<Arc<Schema>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a non-empty list of schemas")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::new();
-        while let Some(node) = seq.next_element_seed(Node(self.0))? {
-            members.push(node);
-        }
-        if members.is_empty() {
-            return Err(decline());
-        }
-        Ok(members)
-    }
-}
-
-/// `additionalProperties`: a boolean or a node.
-enum Additionally {
-    Open(bool),
-    Schema(Arc<Schema>),
-}
-
-struct AdditionalSeed<'r>(&'r Reader);
-
-impl<'de> DeserializeSeed<'de> for AdditionalSeed<'_> {
-    type Value = Additionally;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Additionally, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for AdditionalSeed<'_> {
-    type Value = Additionally;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a boolean or a schema")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Additionally, E> {
-        Ok(Additionally::Open(v))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Additionally, A::Error> {
-        Node(self.0).visit_map(map).map(Additionally::Schema)
-    }
 }
