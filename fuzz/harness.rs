@@ -11,8 +11,11 @@ use std::sync::OnceLock;
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
 use covenant::report::{check, Source};
-use covenant::schema::openapi::{crd_schemas, load, load_keeping_unknown, load_text, Dialect};
+use covenant::schema::openapi::{
+    crd_schemas, load, load_keeping_unknown, load_text, load_text_beside, Dialect,
+};
 use covenant::schema::pointer::Location;
+use covenant::schema::Schema;
 use covenant::subject::{Object, Operation, Subject};
 
 fn engine() -> &'static Engine {
@@ -22,7 +25,21 @@ fn engine() -> &'static Engine {
 
 /// An AdmissionReview body, as the webhook takes it: decode, judge, mutate, answer.
 pub fn review(data: &[u8]) -> bool {
-    let Ok(review) = covenant::admission::decode(data.to_vec()) else { return false };
+    // The one pass over the body reads what serde's derive reads, and nothing it refuses.
+    let (one_pass, derived) =
+        (covenant::admission::decode(data.to_vec()), covenant::admission::decode_by_derive(data.to_vec()));
+    match (&one_pass, &derived) {
+        (Ok(a), Ok(b)) => {
+            let text =
+                |o: &Option<covenant::subject::Object>| o.as_ref().map(|o| o.text().map(str::to_owned));
+            assert_eq!((&a.uid, &a.subject.gvk, &a.subject.name), (&b.uid, &b.subject.gvk, &b.subject.name));
+            assert_eq!(text(&a.subject.object), text(&b.subject.object), "the object read alike");
+            assert_eq!(text(&a.subject.old_object), text(&b.subject.old_object), "the old object read alike");
+        }
+        (Err(_), Err(_)) => {}
+        _ => panic!("the one pass and the derive disagree: {:?} / {:?}", one_pass.is_ok(), derived.is_ok()),
+    }
+    let Ok(review) = one_pass else { return false };
     let verdict = engine().evaluate(&review.subject, &EmptyCluster);
     let response = covenant::admission::respond(&review.uid, &verdict, &[]);
     let _ = serde_json::to_vec(&response);
@@ -65,6 +82,14 @@ pub fn schema_diff(data: &[u8]) -> bool {
                 };
                 assert_eq!(load_text(text, &at, Dialect::OpenApi, keep), loaded, "read from text and tree");
             }
+        }
+    }
+    // Read beside the old schema (sharing the nodes whose bytes the new one repeats), the new
+    // schema is the model read alone, or the same problems.
+    for keep in [false, true] {
+        if let Ok(twin) = load_text_beside(old, &at, keep, None) {
+            let beside = load_text_beside(new, &at, keep, Some(&twin)).map(|p| Schema::clone(&p.root));
+            assert_eq!(beside, load_text(new, &at, Dialect::OpenApi, keep), "read beside the old schema");
         }
     }
     let first = |text: &str| covenant::source::parse_stream(text).0.into_iter().next().map(|d| d.value);

@@ -76,8 +76,9 @@ pub(super) fn decode_placed<'t>(
     keep_unknown: bool,
     twin: Option<&Placed<'_>>,
 ) -> Option<Placed<'t>> {
-    let mut read =
-        Read { r: Reader::of_text(text), keep_unknown, nodes: 0, depth: 0, twin, spans: Spans::default() };
+    // About one node for every 200 bytes of a CRD's schema text.
+    let spans = Spans::with_capacity_and_hasher(text.len() / 200, BuildHasherDefault::default());
+    let mut read = Read { r: Reader::of_text(text), keep_unknown, nodes: 0, depth: 0, twin, spans };
     let root = read.node(twin.map(|t| &t.root)).ok()?;
     if read.r.peek().is_some() {
         return None;
