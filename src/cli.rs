@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the glue that runs each command. Exit codes: 0
 //! clean (warnings allowed), 1 a deny-level finding, 2 a usage, config or input error.
 
+use crate::schema::pointer::At;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -496,8 +497,8 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         for doc in docs {
             let kind =
                 doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
-            let ns = doc.value.pointer("/metadata/namespace").and_then(serde_json::Value::as_str);
-            let obj = doc.value.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+            let ns = doc.value.at("/metadata/namespace").and_then(serde_json::Value::as_str);
+            let obj = doc.value.at("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
             let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
             for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
                 let plan = match plan {

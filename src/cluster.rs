@@ -4,6 +4,7 @@
 
 pub mod live;
 
+use crate::schema::pointer::At;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -136,7 +137,7 @@ pub fn slice<T>(
 /// The (namespace, name) key objects are paged by: `namespace/name`, or `/name` for a
 /// cluster-scoped object, so every cluster-scoped object sorts first.
 pub fn object_key(o: &Arc<Value>) -> String {
-    let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let s = |p: &str| o.at(p).and_then(Value::as_str).unwrap_or_default();
     format!("{}/{}", s("/metadata/namespace"), s("/metadata/name"))
 }
 
@@ -226,7 +227,7 @@ impl ClusterView for OfflineCluster {
             let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
             let o_group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
             let o_kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            let o_ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
+            let o_ns = o.at("/metadata/namespace").and_then(Value::as_str);
             o_group == group && o_kind == kind && (namespace.is_none() || o_ns == namespace)
         };
         Ok(self.objects.iter().filter(|o| matches(o)).cloned().collect())

@@ -4,6 +4,7 @@
 
 mod file;
 
+use crate::schema::pointer::At;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -93,12 +94,10 @@ impl Default for Enforcement {
 impl Enforcement {
     /// Whether a CRD or XRD (as it will be stored) is enforced.
     pub fn enforces(&self, doc: &serde_json::Value) -> bool {
-        let labelled = doc
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get(&self.label))
-            .and_then(serde_json::Value::as_str)
-            == Some("enforce");
-        let group = doc.pointer("/spec/group").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let labelled =
+            doc.at("/metadata/labels").and_then(|l| l.get(&self.label)).and_then(serde_json::Value::as_str)
+                == Some("enforce");
+        let group = doc.at("/spec/group").and_then(serde_json::Value::as_str).unwrap_or_default();
         labelled || self.groups.iter().any(|g| g == group || g == "*")
     }
 }
@@ -205,7 +204,7 @@ fn suggest_members(problems: &mut [Problem]) {
     let Some(defaults) = parse_stream(DEFAULT_YAML).0.into_iter().next().map(|d| d.value) else { return };
     for p in problems.iter_mut().filter(|p| p.message.contains("is not declared")) {
         let (parent, member) = p.pointer.rsplit_once('/').unwrap_or(("", &p.pointer));
-        let known = defaults.pointer(parent).and_then(serde_json::Value::as_object);
+        let known = defaults.at(parent).and_then(serde_json::Value::as_object);
         let member = crate::schema::pointer::unescape(member);
         if let Some(near) =
             known.and_then(|k| crate::rules::closest(&member, k.keys().map(String::as_str)).first().cloned())

@@ -4,6 +4,7 @@
 //! the `ClusterView`, time through the subject. The webhook and `covenant check` both call
 //! it, so they cannot disagree.
 
+use crate::schema::pointer::At;
 use std::time::SystemTime;
 
 use globset::{Glob, GlobMatcher};
@@ -301,8 +302,7 @@ impl Engine {
     /// removed. Only runs when something denies, so an admitted update costs nothing more.
     fn ratchet(&self, subject: &Subject, cluster: &dyn ClusterView, findings: &mut [Finding]) {
         let new = subject.object.as_ref().and_then(|o| o.value().ok());
-        let deleting =
-            new.and_then(|v| v.pointer("/metadata/deletionTimestamp")).is_some_and(|t| !t.is_null());
+        let deleting = new.and_then(|v| v.at("/metadata/deletionTimestamp")).is_some_and(|t| !t.is_null());
         if deleting {
             for f in findings.iter_mut().filter(|f| f.action == Action::Deny) {
                 f.demote("the object is being deleted (metadata.deletionTimestamp is set); deletion always completes");

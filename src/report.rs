@@ -8,6 +8,7 @@ pub mod fix;
 mod json;
 mod text;
 
+use crate::schema::pointer::At;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::ClusterView;
@@ -273,8 +274,7 @@ pub fn check_profile(
 ) {
     use crate::schema::validate::{validate, Required};
     for doc in parse_stream(text).0 {
-        let Some(caps) = doc.value.pointer("/spec/capabilities").and_then(serde_json::Value::as_object)
-        else {
+        let Some(caps) = doc.value.at("/spec/capabilities").and_then(serde_json::Value::as_object) else {
             continue;
         };
         let mut push = |id: &'static str, pointer: String, args: Vec<(&'static str, String)>| {
@@ -382,7 +382,7 @@ pub struct Base {
 
 /// The identity a document is paired by; `None` for one that names no kind and no name.
 fn identity(doc: &serde_json::Value) -> Option<String> {
-    let s = |p: &str| doc.pointer(p).and_then(|v| v.as_str());
+    let s = |p: &str| doc.at(p).and_then(|v| v.as_str());
     let name = s("/metadata/name").or_else(|| s("/name"))?;
     let namespace = s("/metadata/namespace").unwrap_or("");
     match (s("/apiVersion"), s("/kind"), s("/schema")) {
@@ -512,7 +512,7 @@ pub fn check_each(
             }
             report.documents += 1;
             seen.extend(identity(&doc.value));
-            let str_at = |p: &str| doc.value.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
+            let str_at = |p: &str| doc.value.at(p).and_then(|v| v.as_str()).map(str::to_string);
             let kind = str_at("/kind").or_else(|| str_at("/schema"));
             let name = str_at("/metadata/name").or_else(|| str_at("/name"));
             let namespace = str_at("/metadata/namespace");
@@ -588,7 +588,7 @@ pub fn check_each(
             let mut subject = Subject::from_document(old.clone());
             subject.operation = crate::subject::Operation::Delete;
             subject.old_object = subject.object.take();
-            let str_at = |p: &str| old.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
+            let str_at = |p: &str| old.at(p).and_then(|v| v.as_str()).map(str::to_string);
             for finding in engine.evaluate(&subject, cluster).findings {
                 report.entries.push(Entry {
                     file: file.clone(),

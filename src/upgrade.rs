@@ -7,6 +7,7 @@
 //! that froze the target would judge them. One answer for `covenant upgrade` and the admin
 //! API's `/api/v0/upgrade`.
 
+use crate::schema::pointer::At;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,7 +92,7 @@ pub fn plan(
     siblings: &[Value],
 ) -> Vec<Result<Plan, String>> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let namespace = doc.pointer("/metadata/namespace").and_then(Value::as_str);
+    let namespace = doc.at("/metadata/namespace").and_then(Value::as_str);
     let mut out = Vec::new();
     // The consumer's bindings, read once, when a reference first moves.
     let mut stored_bindings: Option<Result<Vec<Value>, String>> = None;
@@ -203,14 +204,14 @@ fn bindings_of(
     component: &Value,
     siblings: &[Value],
 ) -> Result<Vec<Value>, Error> {
-    let namespace = component.pointer("/metadata/namespace").and_then(Value::as_str);
-    let name = component.pointer("/metadata/name").and_then(Value::as_str);
+    let namespace = component.at("/metadata/namespace").and_then(Value::as_str);
+    let name = component.at("/metadata/name").and_then(Value::as_str);
     let owned = |b: &Value| {
         b.get("kind").and_then(Value::as_str) == Some("ReleaseBinding")
-            && b.pointer("/metadata/namespace").and_then(Value::as_str) == namespace
-            && b.pointer("/spec/owner/componentName").and_then(Value::as_str) == name
+            && b.at("/metadata/namespace").and_then(Value::as_str) == namespace
+            && b.at("/spec/owner/componentName").and_then(Value::as_str) == name
     };
-    let key = |b: &Value| b.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string);
+    let key = |b: &Value| b.at("/metadata/name").and_then(Value::as_str).map(str::to_string);
     let mut out: Vec<Value> = siblings.iter().filter(|b| owned(b)).cloned().collect();
     let stored = match cluster.list(GROUP, "ReleaseBinding", namespace, None) {
         Ok(stored) => stored,
@@ -238,8 +239,8 @@ fn judge_binding(
     frozen: &Frozen<'_>,
     binding: &Value,
 ) -> Option<(String, Vec<Finding>)> {
-    let namespace = binding.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
-    let reference = component.pointer(frozen.pointer)?;
+    let namespace = binding.at("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let reference = component.at(frozen.pointer)?;
     let name = reference.get("name").and_then(Value::as_str)?;
     let spec = frozen.object.get("spec").cloned().unwrap_or_default();
     // Never stored, so named for what it is: messages read "frozen by the next release".
@@ -259,14 +260,14 @@ fn judge_binding(
     } else {
         return None;
     };
-    binding.pointer(&values)?;
+    binding.at(&values)?;
     let mut moved = binding.clone();
     moved["spec"]["releaseName"] = Value::String(release_name);
     let view = WithRelease { base: cluster, release: Arc::new(release) };
     let verdict = engine.evaluate(&Subject::from_document(moved), &view);
     let within = |p: &str| p == values || p.starts_with(&format!("{values}/"));
     let findings = verdict.findings.into_iter().filter(|f| within(&f.pointer)).collect();
-    let who = binding.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+    let who = binding.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
     Some((format!("ReleaseBinding {namespace}/{who}"), findings))
 }
 
@@ -290,7 +291,7 @@ impl ClusterView for WithRelease<'_> {
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
         let mut objects = self.base.list(group, kind, namespace, budget)?;
-        let ns = self.release.pointer("/metadata/namespace").and_then(Value::as_str);
+        let ns = self.release.at("/metadata/namespace").and_then(Value::as_str);
         if group == GROUP && kind == "ComponentRelease" && namespace.is_none_or(|n| Some(n) == ns) {
             objects.push(self.release.clone());
         }
@@ -305,7 +306,7 @@ pub fn write_pin(text: &str, doc_index: usize, pointer: &str, pin: &str) -> Opti
     let docs = crate::source::parse_stream(text).0;
     let doc = docs.iter().find(|d| d.index == doc_index)?;
     let at = format!("{pointer}/version");
-    let old = doc.value.pointer(&at)?.as_str()?;
+    let old = doc.value.at(&at)?.as_str()?;
     let pos = doc.positions.iter().find(|(p, _)| *p == at)?.1;
     let line_start: usize = text.split_inclusive('\n').take(pos.line - 1).map(str::len).sum();
     let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);

@@ -15,6 +15,7 @@
 //! - with cluster state: one default per logical name (CVN-404), no two objects at one full
 //!   version (CVN-405).
 
+use crate::schema::pointer::At;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -63,11 +64,11 @@ const TEMPLATE_LISTS: [&str; 2] = ["resources", "creates"];
 
 /// A metadata label of a document.
 pub(crate) fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
-    doc.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
+    doc.at("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
 }
 
 fn annotation<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
-    doc.pointer("/metadata/annotations").and_then(|l| l.get(key)).and_then(Value::as_str)
+    doc.at("/metadata/annotations").and_then(|l| l.get(key)).and_then(Value::as_str)
 }
 
 /// The object name without a trailing `-v<N>`.
@@ -82,7 +83,7 @@ fn strip_major(name: &str) -> &str {
 /// else its object name less `-v<major>`.
 pub fn logical_name(doc: &Value) -> String {
     label(doc, NAME_LABEL).or_else(|| annotation(doc, NAME_LABEL)).map(str::to_string).unwrap_or_else(|| {
-        strip_major(doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()).to_string()
+        strip_major(doc.at("/metadata/name").and_then(Value::as_str).unwrap_or_default()).to_string()
     })
 }
 
@@ -157,13 +158,13 @@ fn normalise(text: &str) -> String {
 /// What a rendered template shows: its own name and ports when its kind is addressable, and
 /// every path it mounts into a container, wherever in it they are written.
 fn facts(kind: &str, template: &Value) -> (Option<String>, Vec<Fact>) {
-    let name = template.pointer("/metadata/name").and_then(Value::as_str).map(normalise);
+    let name = template.at("/metadata/name").and_then(Value::as_str).map(normalise);
     let mut out = Vec::new();
     if ADDRESSABLE.contains(&kind) {
         if let Some(n) = &name {
             out.push(Fact { what: "rendered name", kind: kind.to_string(), value: n.clone() });
         }
-        for p in template.pointer("/spec/ports").and_then(Value::as_array).into_iter().flatten() {
+        for p in template.at("/spec/ports").and_then(Value::as_array).into_iter().flatten() {
             let field = |k: &str| match p.get(k) {
                 Some(Value::String(s)) => normalise(s),
                 Some(v) if !v.is_null() => v.to_string(),
@@ -227,9 +228,9 @@ fn spelled<'v>(spec: &'v Value, section: &str) -> Result<Option<Spelled<'v>>, Lo
     let at = Location::new(format!("/spec/{section}"), format!("spec.{section}"));
     let Some(value) = spec.get(section) else {
         let legacy = if section == "parameters" { "parameters" } else { "envOverrides" };
-        let Some(fields) = spec.pointer(&format!("/schema/{legacy}")) else { return Ok(None) };
+        let Some(fields) = spec.at(&format!("/schema/{legacy}")) else { return Ok(None) };
         let schema = Location::new("/spec/schema", "spec.schema");
-        let types = spec.pointer("/schema/types").map(|t| (t, schema.key("types")));
+        let types = spec.at("/schema/types").map(|t| (t, schema.key("types")));
         return Ok(Some(Spelled::Shorthand(fields, types, schema.key(legacy))));
     };
     let problem = |message: String| LoadProblem { at: at.clone(), message };
@@ -315,7 +316,7 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
     let mut problems = Vec::new();
     let parameters = schema_section(doc, "parameters", &mut problems);
     let environment_configs = schema_section(doc, "environmentConfigs", &mut problems);
-    let outputs = match doc.pointer("/spec/outputs") {
+    let outputs = match doc.at("/spec/outputs") {
         Some(Value::Array(items)) => {
             items.iter().filter_map(|o| o.get("name").and_then(Value::as_str)).map(str::to_string).collect()
         }
@@ -324,7 +325,7 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
     };
     let mut validations = Vec::new();
     for list in ["validations", "preRenderValidations", "postRenderValidations"] {
-        for v in doc.pointer(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten() {
+        for v in doc.at(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten() {
             let rule = v.get("rule").and_then(Value::as_str).unwrap_or_default().to_string();
             let message = v.get("message").and_then(Value::as_str).map(str::to_string);
             validations.push(CelRule { rule, message, ..CelRule::default() });
@@ -333,7 +334,7 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
     let mut rendered = BTreeMap::new();
     for list in TEMPLATE_LISTS {
         for (i, r) in
-            doc.pointer(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten().enumerate()
+            doc.at(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten().enumerate()
         {
             let Some(template) = r.get("template") else { continue };
             let id = r
@@ -347,8 +348,8 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
         }
     }
     // A trait's patches render into its component's objects: what they mount shows too.
-    for (i, p) in doc.pointer("/spec/patches").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let kind = p.pointer("/target/kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    for (i, p) in doc.at("/spec/patches").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let kind = p.at("/target/kind").and_then(Value::as_str).unwrap_or_default().to_string();
         let (_, facts) = facts("", p);
         let facts = facts.into_iter().map(|f| Fact { kind: kind.clone(), ..f }).collect();
         rendered.insert(format!("patches[{i}]"), Rendered { kind, name: None, facts, template: p.clone() });
@@ -596,7 +597,7 @@ impl Family for Construct {
         }
         let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
         let logical = logical_name(doc);
-        let object = doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let object = doc.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
         let kind = subject.gvk.kind.clone();
         let subject_text = format!("{kind} {object}");
         let version = scheme(doc, &logical, &object, &subject_text, cx);
@@ -634,18 +635,16 @@ pub fn stamp_edits(doc: &Value, cx: &mut Context<'_>) -> Vec<Edit> {
     }
     if cx.runs("CVN-501") {
         for list in TEMPLATE_LISTS {
-            let count =
-                doc.pointer(&format!("/spec/{list}")).and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+            let count = doc.at(&format!("/spec/{list}")).and_then(Value::as_array).map(Vec::len).unwrap_or(0);
             for i in 0..count {
-                let Some(template) =
-                    doc.pointer(&format!("/spec/{list}/{i}/template")).filter(|t| t.is_object())
+                let Some(template) = doc.at(&format!("/spec/{list}/{i}/template")).filter(|t| t.is_object())
                 else {
                     continue;
                 };
                 // Metadata or annotations written as a CEL expression are computed at render
                 // time: they cannot be stamped statically (the edits would conflict).
                 let computed = |v: Option<&Value>| v.is_some_and(|v| !v.is_object() && !v.is_null());
-                if computed(template.get("metadata")) || computed(template.pointer("/metadata/annotations")) {
+                if computed(template.get("metadata")) || computed(template.at("/metadata/annotations")) {
                     cx.notes.push(format!(
                         "covenant: spec.{list}[{i}].template: its annotations are a CEL expression, so they cannot be stamped here; stamp them in the expression"
                     ));
@@ -674,21 +673,20 @@ pub fn rendered_edits(doc: &Value, labels: (&str, &str), cx: &Context<'_>) -> Re
         return Ok(Vec::new());
     }
     let Some(release) = label(doc, labels.0) else { return Ok(Vec::new()) };
-    let namespace =
-        label(doc, labels.1).or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str));
+    let namespace = label(doc, labels.1).or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str));
     let releases = cx
         .cluster
         .list(GROUP, "ComponentRelease", namespace, cx.budget)
         .map_err(|e| format!("the release {release} that rendered it cannot be looked up: {e}"))?;
     let found = releases
         .iter()
-        .find(|r| r.pointer("/metadata/name").and_then(Value::as_str) == Some(release))
+        .find(|r| r.at("/metadata/name").and_then(Value::as_str) == Some(release))
         .ok_or_else(|| format!("the release {release} that rendered it is not found"))?;
     let version = found
-        .pointer("/spec/componentType/version")
+        .at("/spec/componentType/version")
         .and_then(Value::as_str)
         .ok_or_else(|| format!("the release {release} records no componentType version"))?;
-    let name = found.pointer("/spec/componentType/name").and_then(Value::as_str).unwrap_or_default();
+    let name = found.at("/spec/componentType/name").and_then(Value::as_str).unwrap_or_default();
     let logical = name.rsplit('/').next().unwrap_or(name);
     Ok(vec![
         Edit::set("CVN-501", &["metadata", "annotations", STAMP_VERSION], version),
@@ -773,7 +771,7 @@ fn scheme(
 fn stamps(doc: &Value, version: &semver::Version, logical: &str, cx: &mut Context<'_>) {
     let mut sites = Vec::new();
     for list in TEMPLATE_LISTS.iter().chain(&["patches"]) {
-        if let Some(rendered) = doc.pointer(&format!("/spec/{list}")) {
+        if let Some(rendered) = doc.at(&format!("/spec/{list}")) {
             stamp_sites(rendered, &format!("/spec/{list}"), &mut sites);
         }
     }
@@ -836,7 +834,7 @@ fn siblings(
     cx: &mut Context<'_>,
 ) {
     let namespace =
-        subject.namespace.as_deref().or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str));
+        subject.namespace.as_deref().or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str));
     let budget = cx.budget;
     let others = match cx.cluster.list(GROUP, kind, namespace, budget) {
         Ok(o) => o,
@@ -848,13 +846,13 @@ fn siblings(
     let same: Vec<_> = others
         .iter()
         .filter(|o| label(o, NAME_LABEL) == Some(logical))
-        .filter(|o| o.pointer("/metadata/name").and_then(Value::as_str) != Some(object))
+        .filter(|o| o.at("/metadata/name").and_then(Value::as_str) != Some(object))
         .collect();
     if label(doc, DEFAULT_LABEL) == Some("true") {
         let defaults: Vec<&str> = same
             .iter()
             .filter(|o| label(o, DEFAULT_LABEL) == Some("true"))
-            .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
+            .filter_map(|o| o.at("/metadata/name").and_then(Value::as_str))
             .collect();
         if !defaults.is_empty() {
             cx.report(
@@ -876,7 +874,7 @@ fn siblings(
                     .and_then(|v| semver::Version::parse(v).ok())
                     .is_some_and(|v| v.major == version.major)
             })
-            .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
+            .filter_map(|o| o.at("/metadata/name").and_then(Value::as_str))
             .collect();
         if let Some(existing) = same_major.first() {
             cx.report(
@@ -891,7 +889,7 @@ fn siblings(
     }
     for o in &same {
         if label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()).as_ref() == Some(version) {
-            let other = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+            let other = o.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
             cx.report(
                 "CVN-405",
                 "/metadata/labels/openchoreo.dev~1version",
@@ -932,7 +930,7 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
             TEMPLATE_LISTS
                 .iter()
                 .find_map(|list| {
-                    let items = doc.pointer(&format!("/spec/{list}"))?.as_array()?;
+                    let items = doc.at(&format!("/spec/{list}"))?.as_array()?;
                     let i = items.iter().position(|r| r.get("id").and_then(Value::as_str) == Some(id))?;
                     Some(format!("/spec/{list}/{i}"))
                 })
@@ -940,7 +938,7 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
                 .or_else(|| {
                     TEMPLATE_LISTS
                         .iter()
-                        .find(|l| doc.pointer(&format!("/spec/{l}")).is_some())
+                        .find(|l| doc.at(&format!("/spec/{l}")).is_some())
                         .map(|l| format!("/spec/{l}"))
                 })
                 .unwrap_or_else(|| "/spec".to_string())

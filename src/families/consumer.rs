@@ -13,6 +13,7 @@
 //! below the support window, and CVN-410 warns when a construct version still pinned is
 //! deleted.
 
+use crate::schema::pointer::At;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -47,7 +48,7 @@ pub(crate) struct Reference {
 }
 
 fn reference(doc: &Value, pointer: &str, default_kind: &str, parameters: Option<&str>) -> Option<Reference> {
-    let r = doc.pointer(pointer)?;
+    let r = doc.at(pointer)?;
     let name = r.get("name").and_then(Value::as_str)?;
     // A componentType is named `<workloadType>/<name>`.
     let logical = name.rsplit('/').next().unwrap_or(name).to_string();
@@ -65,7 +66,7 @@ pub(crate) fn references(kind: &str, doc: &Value) -> Vec<Reference> {
     match kind {
         "Component" => {
             out.extend(reference(doc, "/spec/componentType", "ComponentType", Some("/spec/parameters")));
-            let traits = doc.pointer("/spec/traits").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+            let traits = doc.at("/spec/traits").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
             for i in 0..traits {
                 let at = format!("/spec/traits/{i}");
                 out.extend(reference(doc, &at, "Trait", Some(&format!("{at}/parameters"))));
@@ -100,11 +101,11 @@ pub(crate) fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published
         .filter(|o| {
             label(o, NAME_LABEL) == Some(logical)
                 || (label(o, NAME_LABEL).is_none()
-                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(logical))
+                    && o.at("/metadata/name").and_then(Value::as_str) == Some(logical))
         })
         .map(|o| {
             let p = Published {
-                object: o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                object: o.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
                 version: label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()),
                 default: label(o, DEFAULT_LABEL) == Some("true"),
             };
@@ -155,8 +156,8 @@ impl Schemas {
 
     /// The schema under `section`, as read.
     fn read(&self, owner: &Value, spec: &str, section: &str) -> Section {
-        let load = || owner.pointer(spec).map_or(Ok(None), |s| schema_of(s, section));
-        let id = |p: &str| owner.pointer(p).and_then(Value::as_str);
+        let load = || owner.at(spec).map_or(Ok(None), |s| schema_of(s, section));
+        let id = |p: &str| owner.at(p).and_then(Value::as_str);
         let (Some(uid), Some(version)) = (id("/metadata/uid"), id("/metadata/resourceVersion")) else {
             return load();
         };
@@ -209,12 +210,12 @@ impl Family for Consumer {
         }
         let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
         let kind = subject.gvk.kind.as_str();
-        let name = doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let name = doc.at("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         let consumer = format!("{kind} {name}");
         let namespace = subject
             .namespace
             .clone()
-            .or_else(|| doc.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string));
+            .or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str).map(str::to_string));
         images(doc, cx);
         for r in references(kind, doc) {
             pin(doc, &r, &consumer, namespace.as_deref(), &self.schemas, cx);
@@ -228,10 +229,10 @@ impl Family for Consumer {
 /// CVN-407: images with `:latest` or no tag (digests are fine).
 fn images(doc: &Value, cx: &mut Context<'_>) {
     let mut found = Vec::new();
-    if let Some(i) = doc.pointer("/spec/container/image").and_then(Value::as_str) {
+    if let Some(i) = doc.at("/spec/container/image").and_then(Value::as_str) {
         found.push(("/spec/container/image".to_string(), i));
     }
-    if let Some(map) = doc.pointer("/spec/containers").and_then(Value::as_object) {
+    if let Some(map) = doc.at("/spec/containers").and_then(Value::as_object) {
         for (k, c) in map {
             if let Some(i) = c.get("image").and_then(Value::as_str) {
                 found.push((format!("/spec/containers/{}/image", escape(k)), i));
@@ -320,7 +321,7 @@ fn pin(
     window(r, resolved, &list, cx);
     if let Some(params_at) = &r.parameters {
         let schema = schemas.read(construct, "/spec", "parameters");
-        let values = doc.pointer(params_at).filter(|v| !v.is_null());
+        let values = doc.at(params_at).filter(|v| !v.is_null());
         let what = format!(
             "{} {}",
             r.logical,
@@ -488,7 +489,7 @@ fn unchecked(pointer: &str, field: &str, consumer: &str, construct: &str, why: &
 
 /// A ReleaseBinding's environment configs against the schemas its release froze.
 fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
-    let Some(release_name) = doc.pointer("/spec/releaseName").and_then(Value::as_str) else { return };
+    let Some(release_name) = doc.at("/spec/releaseName").and_then(Value::as_str) else { return };
     let budget = cx.budget;
     let releases = match cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) {
         Ok(releases) => releases,
@@ -498,12 +499,12 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         }
     };
     let Some(release) =
-        releases.iter().find(|r| r.pointer("/metadata/name").and_then(Value::as_str) == Some(release_name))
+        releases.iter().find(|r| r.at("/metadata/name").and_then(Value::as_str) == Some(release_name))
     else {
         return;
     };
-    let frozen_type = release.pointer("/spec/componentType");
-    if let (Some(ct), Some(values)) = (frozen_type, doc.pointer("/spec/componentTypeEnvironmentConfigs")) {
+    let frozen_type = release.at("/spec/componentType");
+    if let (Some(ct), Some(values)) = (frozen_type, doc.at("/spec/componentTypeEnvironmentConfigs")) {
         let name = ct.get("name").and_then(Value::as_str).unwrap_or("?");
         let version = ct.get("version").and_then(Value::as_str).unwrap_or("?");
         let what =
@@ -529,16 +530,12 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
             }
         }
     }
-    let Some(per_instance) = doc.pointer("/spec/traitEnvironmentConfigs").and_then(Value::as_object) else {
+    let Some(per_instance) = doc.at("/spec/traitEnvironmentConfigs").and_then(Value::as_object) else {
         return;
     };
-    let profile = release
-        .pointer("/spec/componentProfile/traits")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let frozen =
-        release.pointer("/spec/traits").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let profile =
+        release.at("/spec/componentProfile/traits").and_then(Value::as_array).cloned().unwrap_or_default();
+    let frozen = release.at("/spec/traits").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (instance, values) in per_instance {
         let Some(p) =
             profile.iter().find(|t| t.get("instanceName").and_then(Value::as_str) == Some(instance))
@@ -634,7 +631,7 @@ pub fn usage(
             .iter()
             .map(|o| {
                 let ns = (!kind.starts_with("Cluster"))
-                    .then(|| o.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string))
+                    .then(|| o.at("/metadata/namespace").and_then(Value::as_str).map(str::to_string))
                     .flatten();
                 (ns, logical_name(o))
             })
@@ -645,7 +642,7 @@ pub fn usage(
             let in_scope: Vec<Arc<Value>> = objects
                 .iter()
                 .filter(|o| {
-                    ns.is_none() || o.pointer("/metadata/namespace").and_then(Value::as_str) == ns.as_deref()
+                    ns.is_none() || o.at("/metadata/namespace").and_then(Value::as_str) == ns.as_deref()
                 })
                 .cloned()
                 .collect();
@@ -664,15 +661,15 @@ pub fn usage(
         (kind.to_string(), ns, logical.to_string())
     };
     let who = |kind: &str, o: &Value| {
-        let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
-        match o.pointer("/metadata/namespace").and_then(Value::as_str) {
+        let name = o.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+        match o.at("/metadata/namespace").and_then(Value::as_str) {
             Some(ns) => format!("{kind} {ns}/{name}"),
             None => format!("{kind} {name}"),
         }
     };
     for kind in consumer_kinds {
         for o in cluster.list(GROUP, kind, None, None)? {
-            let namespace = o.pointer("/metadata/namespace").and_then(Value::as_str);
+            let namespace = o.at("/metadata/namespace").and_then(Value::as_str);
             for r in references(kind, &o) {
                 let Some(entry) = constructs.get_mut(&key_of(&r.kind, namespace, &r.logical)) else {
                     continue;
@@ -701,16 +698,15 @@ pub fn usage(
         }
     }
     for release in cluster.list(GROUP, "ComponentRelease", None, None).unwrap_or_default() {
-        let namespace = release.pointer("/metadata/namespace").and_then(Value::as_str);
-        let recorded =
-            release.pointer("/spec/componentType").into_iter().map(|c| (c, "ComponentType")).chain(
-                release
-                    .pointer("/spec/componentProfile/traits")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|t| (t, "Trait")),
-            );
+        let namespace = release.at("/metadata/namespace").and_then(Value::as_str);
+        let recorded = release.at("/spec/componentType").into_iter().map(|c| (c, "ComponentType")).chain(
+            release
+                .at("/spec/componentProfile/traits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|t| (t, "Trait")),
+        );
         for (r, default_kind) in recorded {
             let kind = r.get("kind").and_then(Value::as_str).unwrap_or(default_kind);
             let Some(name) = r.get("name").and_then(Value::as_str) else { continue };
@@ -771,7 +767,7 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
     let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) else { return };
     let kind = subject.gvk.kind.as_str();
     let logical = logical_name(old);
-    let object = old.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let object = old.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
     let namespace = subject.namespace.as_deref();
     let budget = cx.budget;
     let Ok(siblings) = cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget) else {
@@ -796,8 +792,8 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
             {
                 let Ok(pin) = Pin::parse(&r.pin) else { continue };
                 if resolve(&pin, &logical, &list).is_ok_and(|p| p.object == object) {
-                    let ns = c.pointer("/metadata/namespace").and_then(Value::as_str);
-                    let name = c.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+                    let ns = c.at("/metadata/namespace").and_then(Value::as_str);
+                    let name = c.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
                     pinned.push(format!(
                         "{consumer_kind} {}{name}",
                         ns.map(|n| format!("{n}/")).unwrap_or_default()

@@ -13,6 +13,7 @@
 //!
 //! Pure: documents and schemas in, problems out.
 
+use crate::schema::pointer::At;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -46,7 +47,7 @@ pub struct Template {
 /// The templates a definition declares; none without the annotation, an error naming the
 /// line when one cannot be read.
 pub fn templates(definition: &Value) -> Result<Vec<Template>, String> {
-    let Some(raw) = definition.pointer("/metadata/annotations").and_then(|a| a.get(ANNOTATION)) else {
+    let Some(raw) = definition.at("/metadata/annotations").and_then(|a| a.get(ANNOTATION)) else {
         return Ok(Vec::new());
     };
     let Some(text) = raw.as_str() else { return Err(format!("{ANNOTATION} is not a string")) };
@@ -280,19 +281,19 @@ impl Family for Composites {
                 }
             };
             let defines = |d: &&std::sync::Arc<Value>| {
-                let at = |p: &str| d.pointer(p).and_then(Value::as_str);
+                let at = |p: &str| d.at(p).and_then(Value::as_str);
                 at("/spec/group") == Some(group)
                     && (at("/spec/names/kind") == Some(kind) || at("/spec/claimNames/kind") == Some(kind))
             };
             if let Some(d) = found.iter().find(defines) {
                 // A definition whose declaration cannot be read is judged where it is applied.
                 templates = super::derived::templates(d).unwrap_or_default();
-                definition = d.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string);
+                definition = d.at("/metadata/name").and_then(Value::as_str).map(str::to_string);
                 break;
             }
         }
         let Some(definition) = definition else { return };
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+        let name = object.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
         for (template, derived) in derive(&templates, object) {
             let length = derived.chars().count();
             if length > LIMIT {

@@ -15,6 +15,7 @@
 
 mod inputs;
 
+use crate::schema::pointer::At;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -264,7 +265,7 @@ impl Launcher {
     }
 
     fn application(&self, doc: &Value, cx: &mut Context<'_>) {
-        let components = doc.pointer("/spec/components").and_then(Value::as_array);
+        let components = doc.at("/spec/components").and_then(Value::as_array);
         for (i, c) in components.into_iter().flatten().enumerate() {
             let at = format!("/spec/components/{i}");
             let name = c.get("name").and_then(Value::as_str).unwrap_or("");
@@ -299,7 +300,7 @@ impl Launcher {
                 }
             }
         }
-        let policies = doc.pointer("/spec/policies").and_then(Value::as_array);
+        let policies = doc.at("/spec/policies").and_then(Value::as_array);
         for (i, p) in policies.into_iter().flatten().enumerate() {
             let at = format!("/spec/policies/{i}");
             let name = p.get("name").and_then(Value::as_str).unwrap_or("");
@@ -313,7 +314,7 @@ impl Launcher {
 
     /// A Package's parameter defaults are checked against their declared types.
     fn package(&self, doc: &Value, cx: &mut Context<'_>) {
-        let params = doc.pointer("/spec/parameters").and_then(Value::as_array);
+        let params = doc.at("/spec/parameters").and_then(Value::as_array);
         for (i, p) in params.into_iter().flatten().enumerate() {
             let (Some(default), Some(t)) =
                 (p.get("default"), p.get("type").and_then(Value::as_str).and_then(Type::parse))
@@ -333,7 +334,7 @@ impl Launcher {
     /// A CapabilityDefinition names a trait type: the name grammar and the flat namespace
     /// hold for it too.
     fn capability_definition(&self, doc: &Value, cx: &mut Context<'_>) {
-        let Some(name) = doc.pointer("/metadata/name").and_then(Value::as_str) else { return };
+        let Some(name) = doc.at("/metadata/name").and_then(Value::as_str) else { return };
         if let Some(reason) = crate::rules::naming::grammar(name) {
             cx.report("CVN-303", "/metadata/name", vec![("name", name.to_string()), ("reason", reason)]);
         }
@@ -553,7 +554,7 @@ pub fn property_problem(
 /// its declared type, with its default; `required: true` parameters required).
 pub fn package_contract(doc: &Value) -> Schema {
     let mut schema = Schema::of(Type::Object);
-    let params = doc.pointer("/spec/parameters").and_then(Value::as_array);
+    let params = doc.at("/spec/parameters").and_then(Value::as_array);
     for p in params.into_iter().flatten() {
         let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
         let mut param =
@@ -571,7 +572,7 @@ pub fn package_contract(doc: &Value) -> Schema {
 /// The pointer to a Package parameter's declaration (`/spec/parameters/2`); a removed one
 /// points at the list.
 fn parameter_pointer(doc: &Value, name: &str) -> Option<String> {
-    let params = doc.pointer("/spec/parameters")?.as_array()?;
+    let params = doc.at("/spec/parameters")?.as_array()?;
     Some(match params.iter().position(|p| p.get("name").and_then(Value::as_str) == Some(name)) {
         Some(i) => format!("/spec/parameters/{i}"),
         None => "/spec/parameters".to_string(),
@@ -580,7 +581,7 @@ fn parameter_pointer(doc: &Value, name: &str) -> Option<String> {
 
 /// A Package's declared version (`metadata.version`), if it is valid semver.
 pub fn declared_version(doc: &Value) -> Option<semver::Version> {
-    let v = doc.pointer("/metadata/version")?.as_str()?;
+    let v = doc.at("/metadata/version")?.as_str()?;
     semver::Version::parse(v.trim_start_matches('v')).ok()
 }
 
@@ -590,7 +591,7 @@ pub fn declared_version(doc: &Value) -> Option<semver::Version> {
 fn package_evolution(old: &Value, new: &Value, cx: &mut Context<'_>) {
     use crate::rules::evolution::judge;
     let changes = judge(crate::schema::diff::diff(&package_contract(old), &package_contract(new), ""));
-    let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = new.at("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let (Some(from), Some(to)) = (declared_version(old), declared_version(new)) else { return };
     let subject = format!("Package {name} {from} → {to}");
     // A parameter change is made in spec.parameters, where the parameter is declared.

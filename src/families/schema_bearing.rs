@@ -16,6 +16,7 @@
 //!
 //! `evolve` is the pure computation; `covenant diff` prints it, the family reports it.
 
+use crate::schema::pointer::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -102,7 +103,7 @@ pub struct Version<'a> {
 }
 
 fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
-    let list = outline.doc.pointer("/spec/versions").and_then(Value::as_array);
+    let list = outline.doc.at("/spec/versions").and_then(Value::as_array);
     list.into_iter()
         .flatten()
         .enumerate()
@@ -294,11 +295,11 @@ fn load_schemas<'a>(
 }
 
 fn text(doc: &Value, pointer: &str) -> String {
-    doc.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+    doc.at(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
 fn converts(doc: &Value) -> bool {
-    doc.pointer("/spec/conversion/strategy").and_then(Value::as_str) == Some("Webhook")
+    doc.at("/spec/conversion/strategy").and_then(Value::as_str) == Some("Webhook")
 }
 
 /// Whether two schemas differ in shape: any change that is not annotation-only.
@@ -342,7 +343,7 @@ pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> 
         }
     }
     for (pointer, member) in identity {
-        let (a, b) = (old.pointer(pointer), new.pointer(pointer));
+        let (a, b) = (old.at(pointer), new.at(pointer));
         if a.is_some() && a != b {
             let show = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "(absent)".into());
             structural.push(Structural {
@@ -355,7 +356,7 @@ pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> 
 
     // Versions: removed, unserved, stored, storage moved.
     let stored: Vec<String> = old
-        .pointer("/status/storedVersions")
+        .at("/status/storedVersions")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
@@ -590,9 +591,7 @@ fn xrd_rules(
             });
         }
     }
-    if new.pointer("/spec/defaultCompositionRef").is_none()
-        && old.pointer("/spec/defaultCompositionRef").is_none()
-    {
+    if new.at("/spec/defaultCompositionRef").is_none() && old.at("/spec/defaultCompositionRef").is_none() {
         out.push(Structural { rule: "CVN-219", pointer: "/spec".into(), args: vec![] });
     }
 }
@@ -612,7 +611,7 @@ pub fn schema_pointer(raw: &Value, data_pointer: &str) -> String {
         } else {
             format!("/properties/{token}")
         };
-        match node.pointer(&step) {
+        match node.at(&step) {
             Some(next) => {
                 node = next;
                 out.push_str(&step);
@@ -925,8 +924,8 @@ impl SchemaBearing {
                 let out =
                     validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, &mut ev);
                 if let Some(first) = out.violations.first() {
-                    let ns = o.pointer("/metadata/namespace").and_then(Value::as_str);
-                    let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+                    let ns = o.at("/metadata/namespace").and_then(Value::as_str);
+                    let name = o.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
                     let who = ns.map(|n| format!("{n}/{name}")).unwrap_or_else(|| name.to_string());
                     let at = if first.at.pointer.is_empty() { "(root)" } else { first.at.pointer.as_str() };
                     failing.push(format!("{who} at {at} ({})", first.message()));

@@ -3,6 +3,7 @@
 //! implied bump beside the declared one, and the verdict. Three renderings of one
 //! computation: a table, the JSON contract, and a pull-request body in Markdown.
 
+use crate::schema::pointer::At;
 use serde_json::{json, Value};
 
 use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
@@ -180,7 +181,7 @@ pub fn compute(
                 (Some(a), Some(b)) => Some(Bump::between(&a, &b)),
                 _ => None,
             };
-            let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let name = new.at("/metadata/name").and_then(Value::as_str).unwrap_or_default();
             let title = match (declared_version(old), declared_version(new)) {
                 (Some(a), Some(b)) => format!("Package {name} {a} → {b}"),
                 _ => format!("Package {name}"),
@@ -217,7 +218,7 @@ pub fn compute(
 /// it). A version made unserved or a served one removed is a structural finding already.
 fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
     let versions = |d: &Value| -> Vec<(String, bool, bool, bool)> {
-        d.pointer("/spec/versions")
+        d.at("/spec/versions")
             .and_then(Value::as_array)
             .map(|vs| {
                 vs.iter()
@@ -235,7 +236,7 @@ fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
     let (before, after) = (versions(old), versions(new));
     let storage = |vs: &[(String, bool, bool, bool)]| vs.iter().find(|v| v.2).map(|v| v.0.clone());
     let stored: Vec<&str> = old
-        .pointer("/status/storedVersions")
+        .at("/status/storedVersions")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();

@@ -18,6 +18,7 @@
 mod text;
 pub use text::Placed;
 
+use crate::schema::pointer::At as _;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -286,7 +287,7 @@ impl<'v> Loader<'v> {
         }
         // `Value::pointer` unescapes `~0`/`~1` itself; a `$ref` may also be percent-encoded,
         // which local references in practice never are.
-        root.pointer(pointer)
+        root.at(pointer)
     }
 
     /// Nodes are built on the heap where their parent keeps them (`properties`, `items`, …
@@ -749,11 +750,11 @@ fn finish(s: &mut Schema, open: bool, additional_declared: bool) {
 pub fn crd_schemas(crd: &Value) -> Result<BTreeMap<String, Schema>, Vec<LoadProblem>> {
     let mut out = BTreeMap::new();
     let mut problems = Vec::new();
-    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = crd.at("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
     let base = Location::new("/spec/versions", "spec.versions");
     for (i, v) in versions.iter().enumerate() {
         let at = base.index(i).key("schema").key("openAPIV3Schema");
-        let Some(schema) = v.pointer("/schema/openAPIV3Schema") else { continue };
+        let Some(schema) = v.at("/schema/openAPIV3Schema") else { continue };
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         match load(schema, &at, Dialect::OpenApi) {
             Ok(s) => {

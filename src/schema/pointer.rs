@@ -1,5 +1,35 @@
 //! RFC 6901 JSON pointers and the readable paths that go beside them in messages.
 
+/// Looking a JSON pointer up in a value, as `Value::pointer` does, without the two strings
+/// `Value::pointer` allocates for every token to undo escapes: a pointer without `~` has
+/// none, and the families look up fixed pointers (`/metadata/name`) on every review.
+pub trait At {
+    /// The value `pointer` names, if any (`""` is the whole value).
+    fn at(&self, pointer: &str) -> Option<&serde_json::Value>;
+}
+
+impl At for serde_json::Value {
+    fn at(&self, pointer: &str) -> Option<&serde_json::Value> {
+        use serde_json::Value;
+        if pointer.is_empty() || pointer.contains('~') {
+            return self.pointer(pointer);
+        }
+        pointer.strip_prefix('/')?.split('/').try_fold(self, |v, token| match v {
+            Value::Object(members) => members.get(token),
+            Value::Array(items) => index(token).and_then(|i| items.get(i)),
+            _ => None,
+        })
+    }
+}
+
+/// A list index as RFC 6901 spells it: digits, no sign, no leading zero.
+fn index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+        return None;
+    }
+    token.parse().ok()
+}
+
 /// Escape one pointer token (`~` → `~0`, `/` → `~1`).
 pub fn escape(token: &str) -> String {
     if !token.contains(['~', '/']) {
@@ -44,6 +74,32 @@ impl Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_finds_what_value_pointer_finds() {
+        let v = serde_json::json!({"a": {"b/c": [1, {"d~e": 2}], "": {"x": 3}}, "l": [[0, 1]], "0": 4});
+        for p in [
+            "",
+            "/a",
+            "/a/b~1c",
+            "/a/b~1c/1/d~0e",
+            "/a/b~1c/0",
+            "/a/b~1c/01",
+            "/a/b~1c/+1",
+            "/a/b~1c/9",
+            "/a/",
+            "/a//x",
+            "/l/0/1",
+            "/l/0/-1",
+            "/0",
+            "/a/b",
+            "a",
+            "/l/x",
+            "/a/b~1c/1/d~0e/z",
+        ] {
+            assert_eq!(v.at(p), v.pointer(p), "{p}");
+        }
+    }
 
     #[test]
     fn locations_build_pointer_and_path_together() {

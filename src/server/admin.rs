@@ -1,6 +1,7 @@
 //! The admin listener (plain HTTP, for probes and Prometheus): `/livez`, `/readyz`,
 //! `/metrics`, and the background audit's summary at `/api/v0/audit`. Never serves admission.
 
+use crate::schema::pointer::At;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -246,9 +247,7 @@ async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgr
             .map_err(|e| e.to_string())?;
         let consumer = objects
             .iter()
-            .find(|o| {
-                o.pointer("/metadata/name").and_then(serde_json::Value::as_str) == Some(q.name.as_str())
-            })
+            .find(|o| o.at("/metadata/name").and_then(serde_json::Value::as_str) == Some(q.name.as_str()))
             .ok_or_else(|| format!("no {} named {} is stored", q.kind, q.name))?;
         let plans: Vec<serde_json::Value> =
             crate::upgrade::plan(&engine, cluster.as_ref(), consumer, to.as_ref(), &[])

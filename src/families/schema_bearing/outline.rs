@@ -2,8 +2,11 @@
 //! version's schema (`spec.versions[i].schema.openAPIV3Schema`) apart — as the raw JSON text
 //! it arrived in when the document came from a review, so a schema the document repeats
 //! (most CRDs serve two or three versions with one schema) or one an update leaves as it
-//! was is recognised by its bytes and parsed once, or not at all.
+//! was is recognised by its bytes and parsed once, or not at all. A review's objects are read
+//! along `SCHEMAS` while the review is decoded (`Family::kept_apart`), so their outlines come
+//! from that pass; a document's text on its own is read along the same path here.
 
+use crate::schema::pointer::At;
 use std::borrow::Cow;
 
 use serde_json::Value;
@@ -33,9 +36,9 @@ impl<'a> Outline<'a> {
     /// The outline of a parsed document: the schemas are its subtrees.
     pub fn of_value(doc: &'a Value) -> Outline<'a> {
         let schemas = doc
-            .pointer("/spec/versions")
+            .at("/spec/versions")
             .and_then(Value::as_array)
-            .map(|vs| vs.iter().map(|v| v.pointer("/schema/openAPIV3Schema").map(Source::Tree)).collect())
+            .map(|vs| vs.iter().map(|v| v.at("/schema/openAPIV3Schema").map(Source::Tree)).collect())
             .unwrap_or_default();
         Outline { doc: Cow::Borrowed(doc), schemas }
     }
