@@ -8,7 +8,7 @@
 mod decode;
 mod respond;
 
-pub use decode::{decode, decode_by_derive, decode_reading, DecodeError, KeptApart, Review};
+pub use decode::{decode, decode_by_derive, decode_reading, DecodeError, Readings, Review};
 pub use respond::{respond, respond_mutation, respond_unjudged, MAX_WARNINGS, MAX_WARNING_LEN};
 
 /// The one AdmissionReview version covenant speaks.

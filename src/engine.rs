@@ -223,10 +223,9 @@ impl Engine {
                 .is_some_and(|f| f.bounded_by_subject())
     }
 
-    /// The path to the members of an object of this group and kind that its family reads as
-    /// text (`Family::kept_apart`), for the review's decoding to keep apart.
-    pub fn kept_apart(&self, group: &str, kind: &str) -> Option<crate::subject::Path> {
-        self.families.by_kind(group, kind).and_then(|f| f.kept_apart())
+    /// How a review's decoding reads an object of this group and kind (`Family::reading`).
+    pub fn reading(&self, group: &str, kind: &str) -> crate::subject::Reading {
+        self.families.by_kind(group, kind).map(|f| f.reading()).unwrap_or_default()
     }
 
     /// Judge a subject where it stands, as long as every lookup answers at once: `None` as soon

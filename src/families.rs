@@ -51,11 +51,13 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     fn bounded_by_subject(&self) -> bool {
         false
     }
-    /// The members of its objects the family reads as text rather than as a tree (a CRD's
-    /// version schemas): a review's decoding then finds them in the pass that reads the
-    /// review (`Object::skeleton`), instead of the family scanning the object again.
-    fn kept_apart(&self) -> Option<crate::subject::Path> {
-        None
+    /// How a review's decoding reads the object of a review this family judges: raw (the
+    /// default), along a path with the members the family reads as text kept apart (a CRD's
+    /// version schemas, `Object::skeleton`), or whole (a family whose judgement reads all of
+    /// it), so the pass that finds the object's end does what the family would otherwise
+    /// scan the object again for.
+    fn reading(&self) -> crate::subject::Reading {
+        crate::subject::Reading::Raw
     }
     /// What the family's mutation rules want true of the subject (nothing by default).
     fn edits(&self, _subject: &Subject, _cx: &mut Context<'_>) -> Vec<crate::mutation::Edit> {

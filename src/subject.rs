@@ -11,6 +11,19 @@ use serde_json::Value;
 
 mod skeleton;
 pub use skeleton::{Hole, Path, Skeleton, Step};
+
+/// How a review's decoding reads an object of a kind (`Family::reading`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// Its end found and nothing built: it is parsed if and when a rule asks.
+    #[default]
+    Raw,
+    /// Read along a path: the members on the way parsed, the values at its end kept apart
+    /// as text (`Object::skeleton`).
+    Apart(Path),
+    /// Parsed whole in the same pass: the family's judgement reads all of it.
+    Whole,
+}
 pub(crate) use skeleton::{ReadError, Reader};
 
 /// Group, version and kind.
@@ -111,6 +124,13 @@ impl Object {
     /// spans of `raw`).
     pub fn from_raw_read(raw: Bytes, skeleton: Skeleton) -> Object {
         Object { raw: Some(raw), parsed: OnceLock::new(), skeleton: Some(skeleton) }
+    }
+
+    /// An object in its raw JSON form, parsed already (in the pass that found its end).
+    pub fn from_raw_parsed(raw: Bytes, value: Value) -> Object {
+        let parsed = OnceLock::new();
+        let _ = parsed.set(Ok(value));
+        Object { raw: Some(raw), parsed, skeleton: None }
     }
 
     /// An object already parsed.

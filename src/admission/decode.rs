@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::API_VERSION;
 use crate::source::JsonKey;
-use crate::subject::{Gvk, Object, Operation, Path, Reader, Subject};
+use crate::subject::{Gvk, Object, Operation, Reader, Reading, Subject};
 
 /// Why a body is not an AdmissionReview covenant can judge. Each becomes an HTTP 400.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -159,22 +159,20 @@ fn with_path(body: &[u8], plain: serde_json::Error) -> String {
 /// Decode an AdmissionReview body. The objects stay raw JSON, as slices of `body` (which
 /// they keep alive): decoding copies none of their bytes.
 pub fn decode(body: impl Into<Bytes>) -> Result<Review, DecodeError> {
-    decode_reading(body, &|_, _| None)
+    decode_reading(body, &|_, _| Reading::Raw)
 }
 
-/// Which members of an object of a group and kind a family reads as text: the path to them,
-/// if any (`Engine::kept_apart`).
-pub type KeptApart<'f> = &'f dyn Fn(&str, &str) -> Option<Path>;
+/// How the objects of a group and kind are read (`Engine::reading`).
+pub type Readings<'f> = &'f dyn Fn(&str, &str) -> Reading;
 
-/// Decode an AdmissionReview body, reading each object along the path `apart` names for the
-/// request's kind in the same pass (`Object::skeleton`). The objects stay raw JSON, as slices
-/// of `body`.
-pub fn decode_reading(body: impl Into<Bytes>, apart: KeptApart<'_>) -> Result<Review, DecodeError> {
+/// Decode an AdmissionReview body, reading each object as `reading` says for the request's
+/// kind, in the same pass (`Reading`). The objects stay raw JSON, as slices of `body`.
+pub fn decode_reading(body: impl Into<Bytes>, reading: Readings<'_>) -> Result<Review, DecodeError> {
     let body: Bytes = body.into();
     // One pass over the body reads the review as the apiserver writes it; anything else (an
     // error to word, a member out of place) is decoded again by serde's derive below, which
     // says what is wrong, or reads the body the one pass declined.
-    if let Some(parts) = read(&body, apart) {
+    if let Some(parts) = read(&body, reading) {
         return Ok(parts.review());
     }
     decode_whole(&body)
@@ -254,7 +252,7 @@ const REQUIRED: u32 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 10;
 /// (and its skeleton read, when a family asked for one) without building it. `None` for
 /// anything but a well-formed v1 review with a request, in which case `decode_whole` reads
 /// the body again and words what is wrong.
-fn read(body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
+fn read(body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
     // A body that is UTF-8 throughout is read as text: no value is checked again.
     let mut r = Reader::of_text(std::str::from_utf8(body).ok()?);
     if !r.enter_map() {
@@ -266,7 +264,7 @@ fn read(body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
         match &*key {
             "apiVersion" if api_version.is_none() => api_version = Some(r.value::<String>().ok()?),
             "kind" if kind.is_none() => kind = Some(r.value::<String>().ok()?),
-            "request" if request.is_none() => request = Some(read_request(&mut r, body, apart)?),
+            "request" if request.is_none() => request = Some(read_request(&mut r, body, reading)?),
             "response" if !response => {
                 response = true;
                 r.skip().ok()?;
@@ -280,7 +278,7 @@ fn read(body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
         .flatten()
 }
 
-fn read_request(r: &mut Reader<'_>, body: &Bytes, apart: KeptApart<'_>) -> Option<Parts> {
+fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
     if !r.enter_map() {
         return None;
     }
@@ -315,8 +313,16 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, apart: KeptApart<'_>) -> Optio
             "namespace" => namespace = r.value::<Option<String>>().ok()?,
             "operation" => operation = Some(r.value::<String>().ok()?),
             "userInfo" => user_info = Some(r.value::<Obj<UserInfo>>().ok()?.0),
-            "object" => object = read_object(r, body, kind.as_ref(), apart)?,
-            "oldObject" => old_object = read_object(r, body, kind.as_ref(), apart)?,
+            "object" => object = read_object(r, body, kind.as_ref().map(|k| reading(&k.group, &k.kind)))?,
+            // The object before an update is read as the family asks, but parsed only when a
+            // rule reads it.
+            "oldObject" => {
+                let read = match kind.as_ref().map(|k| reading(&k.group, &k.kind)) {
+                    Some(Reading::Whole) => None,
+                    other => other,
+                };
+                old_object = read_object(r, body, read)?;
+            }
             "dryRun" => dry_run = r.value::<Option<bool>>().ok()?,
             _ => {
                 r.skip().ok()?;
@@ -340,28 +346,29 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, apart: KeptApart<'_>) -> Optio
     })
 }
 
-/// An object member: `null`, or a JSON object kept as its span of the body (with its
-/// skeleton, when the kind read before it asks for one). `None` for anything else.
-fn read_object(
-    r: &mut Reader<'_>,
-    body: &Bytes,
-    kind: Option<&GroupVersionKind>,
-    apart: KeptApart<'_>,
-) -> Option<Option<Object>> {
+/// An object member: `null`, or a JSON object kept as its span of the body, read as its
+/// kind asks (`None`: the kind was not read before it, so it is read raw). `None` for
+/// anything else.
+fn read_object(r: &mut Reader<'_>, body: &Bytes, reading: Option<Reading>) -> Option<Option<Object>> {
     match r.peek()? {
         b'n' => r.value::<()>().ok().map(|()| None),
         b'{' => {
             let start = r.pos();
-            match kind.and_then(|k| apart(&k.group, &k.kind)) {
-                Some(path) => {
+            let object = match reading.unwrap_or_default() {
+                Reading::Apart(path) => {
                     let mut skeleton = r.skeleton(path).ok()?;
                     for hole in &mut skeleton.holes {
                         hole.span = hole.span.start - start..hole.span.end - start;
                     }
-                    Some(Some(Object::from_raw_read(body.slice(start..r.pos()), skeleton)))
+                    Object::from_raw_read(body.slice(start..r.pos()), skeleton)
                 }
-                None => r.skip().ok().map(|span| Some(Object::from_raw(body.slice(span)))),
-            }
+                Reading::Whole => {
+                    let value = r.value::<serde_json::Value>().ok()?;
+                    Object::from_raw_parsed(body.slice(start..r.pos()), value)
+                }
+                Reading::Raw => Object::from_raw(body.slice(r.skip().ok()?)),
+            };
+            Some(Some(object))
         }
         _ => None,
     }
@@ -439,7 +446,7 @@ fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::subject::{Skeleton, Step};
+    use crate::subject::{Path, Skeleton, Step};
 
     const SCHEMAS: Path = &[
         Step::Key("spec"),
@@ -449,8 +456,12 @@ mod tests {
         Step::Key("openAPIV3Schema"),
     ];
 
-    fn crds(group: &str, kind: &str) -> Option<Path> {
-        (group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition").then_some(SCHEMAS)
+    fn crds(group: &str, kind: &str) -> Reading {
+        match (group, kind) {
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => Reading::Apart(SCHEMAS),
+            ("", "Pod") => Reading::Whole,
+            _ => Reading::Raw,
+        }
     }
 
     /// Everything of a review covenant reads, spelled out for comparison.
@@ -542,6 +553,23 @@ mod tests {
             }
         }
         assert!(read_whole >= 15, "{read_whole}");
+    }
+
+    #[test]
+    fn an_object_read_whole_is_parsed_in_the_same_pass_and_the_old_one_is_not() {
+        let body = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/admission/kyverno/03-update-pod.json"
+        ))
+        .unwrap();
+        let review = decode_reading(body, &crds).unwrap();
+        let object = review.subject.object.as_ref().unwrap();
+        assert!(object.is_parsed());
+        assert_eq!(
+            object.value().unwrap(),
+            &serde_json::from_str::<serde_json::Value>(object.text().unwrap()).unwrap()
+        );
+        assert!(!review.subject.old_object.as_ref().unwrap().is_parsed());
     }
 
     #[test]

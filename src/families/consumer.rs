@@ -200,6 +200,12 @@ impl Family for Consumer {
         true
     }
 
+    /// Every judgement reads the whole object: it is parsed in the pass that decodes the
+    /// review.
+    fn reading(&self) -> crate::subject::Reading {
+        crate::subject::Reading::Whole
+    }
+
     fn claims(&self) -> Vec<Claim> {
         self.kinds.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.clone() }).collect()
     }

@@ -159,6 +159,12 @@ impl Family for Launcher {
         true
     }
 
+    /// Every judgement reads the whole object: it is parsed in the pass that decodes the
+    /// review.
+    fn reading(&self) -> crate::subject::Reading {
+        crate::subject::Reading::Whole
+    }
+
     fn claims(&self) -> Vec<Claim> {
         let mut claims: Vec<Claim> =
             KINDS.iter().map(|k| Claim::Kind { group: GROUP.into(), kind: k.to_string() }).collect();

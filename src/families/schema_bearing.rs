@@ -690,8 +690,8 @@ impl Family for SchemaBearing {
         vec![Claim::Kind { group: self.flavor.group().into(), kind: self.flavor.kind().into() }]
     }
 
-    fn kept_apart(&self) -> Option<crate::subject::Path> {
-        Some(outline::SCHEMAS)
+    fn reading(&self) -> crate::subject::Reading {
+        crate::subject::Reading::Apart(outline::SCHEMAS)
     }
 
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {

@@ -112,10 +112,10 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
 /// family's judgement is bounded by them; larger ones go to the blocking pool.
 const INLINE_DECODE: usize = 64 * 1024;
 
-/// Decode a review body, keeping apart what the engine's families read as text; a problem
+/// Decode a review body, reading each object as its family asks (`Family::reading`); a problem
 /// names what is wrong.
 fn decode(bytes: &Bytes, engine: &Engine) -> Result<admission::Review, Problem> {
-    admission::decode_reading(bytes.clone(), &|group, kind| engine.kept_apart(group, kind)).map_err(|e| {
+    admission::decode_reading(bytes.clone(), &|group, kind| engine.reading(group, kind)).map_err(|e| {
         let slug = match e {
             DecodeError::Version { .. } => "unsupported-version",
             _ => "malformed-review",

@@ -3,7 +3,7 @@
 //! it arrived in when the document came from a review, so a schema the document repeats
 //! (most CRDs serve two or three versions with one schema) or one an update leaves as it
 //! was is recognised by its bytes and parsed once, or not at all. A review's objects are read
-//! along `SCHEMAS` while the review is decoded (`Family::kept_apart`), so their outlines come
+//! along `SCHEMAS` while the review is decoded (`Family::reading`), so their outlines come
 //! from that pass; a document's text on its own is read along the same path here.
 
 use crate::schema::pointer::At;
