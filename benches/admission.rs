@@ -54,7 +54,11 @@ fn validate(c: &mut Criterion) {
         // decode → evaluate → encode, no HTTP.
         g.bench_with_input(BenchmarkId::new("pipeline", name), &body, |b, body| {
             b.iter(|| {
-                let review = covenant::admission::decode(black_box(body).clone()).unwrap();
+                // Read as the webhook reads it: each object as its family asks.
+                let review = covenant::admission::decode_reading(black_box(body).clone(), &|group, kind| {
+                    engine.reading(group, kind)
+                })
+                .unwrap();
                 let verdict = engine.evaluate(&review.subject, &EmptyCluster);
                 let out = covenant::admission::respond(&review.uid, &verdict, &[]);
                 serde_json::to_vec(&out).unwrap()
