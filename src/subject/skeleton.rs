@@ -83,8 +83,9 @@ pub(crate) struct Reader<'a> {
     /// The text's bytes.
     data: &'a [u8],
     pos: usize,
-    /// Spans of the holes read so far, for recognising a repeated one by its bytes.
-    seen: Vec<Range<usize>>,
+    /// The holes read so far (where, and their spans), for recognising a repeated one by its
+    /// bytes.
+    seen: Vec<(Vec<usize>, Range<usize>)>,
     /// Where strings with escapes are decoded, kept from one string to the next.
     tape: Vec<u8>,
 }
@@ -290,7 +291,7 @@ impl<'a> Reader<'a> {
                     }
                     holes.truncate(before);
                     if rest.is_empty() {
-                        let span = self.hole()?;
+                        let span = self.hole(at)?;
                         holes.push(Hole { at: at.clone(), span });
                         out.remove(*name);
                     } else {
@@ -317,20 +318,31 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The span of a value kept apart: the bytes of an earlier one if they are repeated
-    /// here, else scanned.
-    fn hole(&mut self) -> Result<Range<usize>, ReadError> {
+    /// The span of a value kept apart at `at`: the bytes of an earlier one if they are
+    /// repeated here, else scanned. Only the two holes it most likely repeats are compared —
+    /// the one just before it (the versions of a CRD sharing one schema) and the last one at
+    /// the same place (the same version in the object before an update) — so a review with
+    /// many versions stays linear.
+    fn hole(&mut self, at: &[usize]) -> Result<Range<usize>, ReadError> {
         self.peek();
         let start = self.pos;
         let rest = &self.data[start..];
-        if let Some(len) =
-            self.seen.iter().map(|s| &self.data[s.clone()]).find(|t| rest.starts_with(t)).map(<[u8]>::len)
-        {
-            self.pos += len;
-            return Ok(start..self.pos);
-        }
-        let span = self.skip()?;
-        self.seen.push(span.clone());
+        let previous = self.seen.last();
+        let same_place = self.seen.iter().rev().find(|(place, _)| place == at);
+        let repeated = previous
+            .into_iter()
+            .chain(same_place)
+            .map(|(_, span)| &self.data[span.clone()])
+            .find(|bytes| rest.starts_with(bytes))
+            .map(<[u8]>::len);
+        let span = match repeated {
+            Some(len) => {
+                self.pos += len;
+                start..self.pos
+            }
+            None => self.skip()?,
+        };
+        self.seen.push((at.to_vec(), span.clone()));
         Ok(span)
     }
 }
