@@ -789,7 +789,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
             docs.push(crate::report::Source { name: file.display().to_string(), text });
         }
-        return Ok(crate::report::Base::from_sources(&docs).complete());
+        return Ok(base_of(&docs)?.complete());
     }
     let git = |args: &[&str]| std::process::Command::new("git").args(args).output();
     let verify = git(&["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
@@ -815,7 +815,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
             let text = stdout(&["show", &format!("{base}:{name}")], &format!("show {name}"))?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
-        return Ok(crate::report::Base::from_sources(&docs));
+        return base_of(&docs);
     }
     for path in paths.iter().filter(|p| p.as_os_str() != "-") {
         let shown = path.to_string_lossy();
@@ -827,7 +827,13 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
     }
-    Ok(crate::report::Base::from_sources(&docs).complete())
+    Ok(base_of(&docs)?.complete())
+}
+
+/// The base read from its documents; one that is not YAML stops the check, named.
+fn base_of(docs: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
+    crate::report::Base::from_sources(docs)
+        .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))
 }
 
 /// A document `diff` compares. A file of JSON text is kept as text, so a CRD's version schemas

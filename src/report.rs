@@ -396,17 +396,26 @@ fn identity(doc: &serde_json::Value) -> Option<String> {
 }
 
 impl Base {
-    /// Index every document of the sources (a later one of the same identity wins).
-    pub fn from_sources(sources: &[Source]) -> Base {
+    /// Index every document of the sources (a later one of the same identity wins). A source
+    /// that is not YAML is an error naming it and where it stops: a base read in part would
+    /// pair only some documents, and judge the rest as new without saying so.
+    pub fn from_sources(sources: &[Source]) -> Result<Base, String> {
         let mut docs = std::collections::HashMap::new();
         for source in sources {
-            for doc in parse_stream(&source.text).0 {
+            let (read, error) = parse_stream(&source.text);
+            if let Some(e) = error {
+                return Err(format!(
+                    "{}: line {} column {}: {}",
+                    source.name, e.at.line, e.at.column, e.reason
+                ));
+            }
+            for doc in read {
                 if let Some(id) = identity(&doc.value) {
                     docs.insert(id, (source.name.clone(), doc.value));
                 }
             }
         }
-        Base { docs, complete: false }
+        Ok(Base { docs, complete: false })
     }
 
     /// The base as a complete set of the previous documents: what it holds and the checked

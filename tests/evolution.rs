@@ -142,6 +142,20 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     let text = stdout(enforced().arg(&head).arg("--base").arg(&base).arg("--context").arg(&ok), 0);
     assert!(text.contains("warning[CVN-205]") && text.contains("warning[CVN-215]"), "{text}");
     assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
+
+    // A base file that is not YAML stops the check, named with where it stops: read in part,
+    // its later documents would be judged as new without a word.
+    let broken = dir.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    let text = std::fs::read_to_string(base.join("widgets.yaml")).unwrap();
+    std::fs::write(broken.join("widgets.yaml"), format!("{text}\n---\nkind: [unclosed\n")).unwrap();
+    let out =
+        covenant().arg("check").arg(&head).arg("--base").arg(&broken).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--base: cannot read the previous version of") && err.contains("widgets.yaml: line"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -108,7 +108,7 @@ fn check_with_a_base_ratchets_as_the_webhook_does() {
     let old = component("1.0.5");
     let mut labelled = old.clone();
     labelled["metadata"]["labels"] = json!({"team": "bakery"});
-    let base = Base::from_sources(&[Source { name: "c.yaml".into(), text: old.to_string() }]);
+    let base = Base::from_sources(&[Source { name: "c.yaml".into(), text: old.to_string() }]).unwrap();
     let input = [Source { name: "c.yaml".into(), text: labelled.to_string() }];
     let report = check_with_base(&engine, &cluster, &input, Some(&base));
     let rules: Vec<(&str, Action)> =

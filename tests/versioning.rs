@@ -124,7 +124,7 @@ fn ruby_v2() -> Value {
 }
 
 fn update(old: &Value, new: &Value) -> Vec<(String, String, String, String)> {
-    let base = Base::from_sources(&[Source { name: "old.json".into(), text: old.to_string() }]);
+    let base = Base::from_sources(&[Source { name: "old.json".into(), text: old.to_string() }]).unwrap();
     assert_eq!(base.len(), 1, "the base must hold the old document");
     let report = check_with_base(
         &engine(),

@@ -251,7 +251,7 @@ pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
     let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
     let base = std::fs::read_to_string(dir.join("base.yaml"))
         .ok()
-        .map(|text| Base::from_sources(&[Source { name: "base.yaml".into(), text }]).complete());
+        .map(|text| Base::from_sources(&[Source { name: "base.yaml".into(), text }]).unwrap().complete());
     let context = dir.join("context");
     let cluster: Box<dyn covenant::cluster::ClusterView> = if context.is_dir() {
         Box::new(covenant::cluster::OfflineCluster::load_dir(&context).unwrap())
