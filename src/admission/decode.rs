@@ -286,6 +286,8 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
     let (mut uid, mut kind, mut sub_resource, mut name, mut namespace) = (None, None, None, None, None);
     let (mut operation, mut user_info, mut object, mut old_object, mut dry_run) =
         (None, None, None, None, None);
+    // How the objects are read, once the kind is known (the apiserver writes it first).
+    let mut read_as = None;
     let mut first = true;
     while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
         let member = REQUEST_MEMBERS.iter().position(|m| *m == key)?;
@@ -295,7 +297,11 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
         seen |= 1 << member;
         match REQUEST_MEMBERS[member] {
             "uid" => uid = Some(r.value::<String>().ok()?),
-            "kind" => kind = Some(r.value::<Obj<GroupVersionKind>>().ok()?.0),
+            "kind" => {
+                let k = r.value::<Obj<GroupVersionKind>>().ok()?.0;
+                read_as = Some(reading(&k.group, &k.kind));
+                kind = Some(k);
+            }
             "resource" => {
                 r.value::<Obj<GroupVersionResource>>().ok()?;
             }
@@ -313,16 +319,10 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
             "namespace" => namespace = r.value::<Option<String>>().ok()?,
             "operation" => operation = Some(r.value::<String>().ok()?),
             "userInfo" => user_info = Some(r.value::<Obj<UserInfo>>().ok()?.0),
-            "object" => object = read_object(r, body, kind.as_ref().map(|k| reading(&k.group, &k.kind)))?,
+            "object" => object = read_object(r, body, read_as)?,
             // The object before an update is read as the family asks, but parsed only when a
             // rule reads it.
-            "oldObject" => {
-                let read = match kind.as_ref().map(|k| reading(&k.group, &k.kind)) {
-                    Some(Reading::Whole) => None,
-                    other => other,
-                };
-                old_object = read_object(r, body, read)?;
-            }
+            "oldObject" => old_object = read_object(r, body, read_as.filter(|how| *how != Reading::Whole))?,
             "dryRun" => dry_run = r.value::<Option<bool>>().ok()?,
             _ => {
                 r.skip().ok()?;
@@ -346,9 +346,9 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
     })
 }
 
-/// An object member: `null`, or a JSON object kept as its span of the body, read as its
-/// kind asks (`None`: the kind was not read before it, so it is read raw). `None` for
-/// anything else.
+/// An object member: `null`, or a JSON object kept as its span of the body, read as
+/// `reading` says (`None`, as when the kind was not read before it: raw). `None` for anything
+/// else.
 fn read_object(r: &mut Reader<'_>, body: &Bytes, reading: Option<Reading>) -> Option<Option<Object>> {
     match r.peek()? {
         b'n' => r.value::<()>().ok().map(|()| None),
@@ -356,10 +356,7 @@ fn read_object(r: &mut Reader<'_>, body: &Bytes, reading: Option<Reading>) -> Op
             let start = r.pos();
             let object = match reading.unwrap_or_default() {
                 Reading::Apart(path) => {
-                    let mut skeleton = r.skeleton(path).ok()?;
-                    for hole in &mut skeleton.holes {
-                        hole.span = hole.span.start - start..hole.span.end - start;
-                    }
+                    let skeleton = r.skeleton(path).ok()?;
                     Object::from_raw_read(body.slice(start..r.pos()), skeleton)
                 }
                 Reading::Whole => {

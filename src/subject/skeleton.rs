@@ -226,13 +226,10 @@ impl<'a> Reader<'a> {
     /// The next key of the mapping entered (its `:` consumed), or `None` at its end. `first`
     /// is true before the first member.
     pub(crate) fn key(&mut self, first: &mut bool) -> Result<Option<JsonKey<'a>>, ReadError> {
-        if *first && self.eat(b'}') {
+        if self.eat(b'}') {
             return Ok(None);
         }
         if !*first {
-            if self.eat(b'}') {
-                return Ok(None);
-            }
             self.expect(b',', "`,` or `}` after a member")?;
         }
         *first = false;
@@ -262,10 +259,15 @@ impl<'a> Reader<'a> {
         Ok(true)
     }
 
-    /// The object at the reader, read along `path`.
+    /// The object at the reader, read along `path`; its holes are spans counted from where
+    /// the reader stood.
     pub(crate) fn skeleton(&mut self, path: Path) -> Result<Skeleton, ReadError> {
+        let origin = self.pos;
         let mut holes = Vec::new();
         let doc = self.along(path, &mut Vec::new(), &mut holes)?;
+        for hole in &mut holes {
+            hole.span = hole.span.start - origin..hole.span.end - origin;
+        }
         Ok(Skeleton { doc, holes })
     }
 
