@@ -224,7 +224,8 @@ impl<'t> Read<'_, 't> {
                 "items" => s.items = Some(self.node(twin.and_then(|t| t.items.as_ref()))?),
                 "required" => s.required = self.value()?,
                 "enum" => {
-                    s.enumeration = Some(self.value::<Vec<Value>>().and_then(|v| self.shallow_list(v))?)
+                    let Value::Array(values) = self.tree()? else { return Err(Decline) };
+                    s.enumeration = Some(values)
                 }
                 "const" => s.enumeration = Some(vec![self.tree()?]),
                 "nullable" => s.nullable = self.value()?,
@@ -274,14 +275,6 @@ impl<'t> Read<'_, 't> {
         let node = Arc::new(s);
         self.spans.insert(address(&node), (start..self.r.pos(), self.nodes - before));
         Ok(node)
-    }
-
-    /// An `enum` list, no deeper than the text may nest.
-    fn shallow_list(&self, list: Vec<Value>) -> Result<Vec<Value>, Decline> {
-        if list.iter().any(|v| self.depth + 1 + depth(v) > MAX_DEPTH) {
-            return Err(Decline);
-        }
-        Ok(list)
     }
 
     fn choice(&mut self, allowed: &[&str]) -> Result<String, Decline> {
