@@ -1,7 +1,6 @@
 //! The command line: clap definitions and the glue that runs each command. Exit codes: 0
 //! clean (warnings allowed), 1 a deny-level finding, 2 a usage, config or input error.
 
-use crate::schema::pointer::At;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -19,6 +18,7 @@ use crate::families::launcher::Inputs;
 use crate::families::schema_bearing::Outline;
 use crate::report::Input;
 use crate::rules::{Status, CATALOG};
+use crate::schema::pointer::At;
 use crate::telemetry::LogFormat;
 
 /// covenant: admission webhook and offline checker for the versioning discipline of

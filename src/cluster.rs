@@ -4,13 +4,13 @@
 
 pub mod live;
 
-use crate::schema::pointer::At;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::schema::pointer::At;
 use crate::source::parse_stream;
 
 /// A lookup that could not be answered.

@@ -4,7 +4,6 @@
 
 mod file;
 
-use crate::schema::pointer::At;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,6 +14,7 @@ use crate::registry::{self, Registry};
 use crate::rules::evolution::Stability;
 use crate::rules::select::{quote_list, Selector};
 use crate::rules::{Action, Category, RuleSet};
+use crate::schema::pointer::At;
 use crate::source::{parse_stream, Positions};
 use crate::strict::{self, Problem};
 

@@ -4,7 +4,6 @@
 //! the `ClusterView`, time through the subject. The webhook and `covenant check` both call
 //! it, so they cannot disagree.
 
-use crate::schema::pointer::At;
 use std::time::SystemTime;
 
 use globset::{Glob, GlobMatcher};
@@ -17,6 +16,7 @@ use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
 use crate::rules::evolution::Stability;
 use crate::rules::{Action, Finding, RuleSet};
+use crate::schema::pointer::At;
 use crate::subject::{Operation, Subject};
 
 /// The outcome of judging one subject.

@@ -8,12 +8,12 @@ pub mod fix;
 mod json;
 mod text;
 
-use crate::schema::pointer::At;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::rules::{lookup, Action, Finding};
+use crate::schema::pointer::At;
 use crate::source::{each_document, each_document_in, parse_stream, Position, SourceDocument};
 use crate::subject::Subject;
 

@@ -7,7 +7,6 @@
 //! that froze the target would judge them. One answer for `covenant upgrade` and the admin
 //! API's `/api/v0/upgrade`.
 
-use crate::schema::pointer::At;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +19,7 @@ use crate::families::consumer::{published, references, scope, SupportWindow};
 use crate::families::schema_bearing::Outline;
 use crate::report::diff::ContractDiff;
 use crate::rules::Finding;
+use crate::schema::pointer::At;
 use crate::subject::Subject;
 use crate::versioning::{resolve, Pin, Published};
 

@@ -15,7 +15,6 @@
 //! - with cluster state: one default per logical name (CVN-404), no two objects at one full
 //!   version (CVN-405).
 
-use crate::schema::pointer::At;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -25,6 +24,7 @@ use crate::mutation::Edit;
 use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
 use crate::schema::openapi::{load_keeping_unknown, Dialect};
+use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::schema::shorthand::load_shorthand;
 use crate::schema::{CelRule, LoadProblem, Schema};

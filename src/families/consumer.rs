@@ -13,7 +13,6 @@
 //! below the support window, and CVN-410 warns when a construct version still pinned is
 //! deleted.
 
-use crate::schema::pointer::At;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +23,7 @@ use super::construct::{
 };
 use super::{Claim, Context, Family};
 use crate::rules::Action;
+use crate::schema::pointer::At;
 use crate::schema::pointer::{escape, Location};
 use crate::schema::validate::{validate, Problem, Required};
 use crate::subject::{Operation, Subject};

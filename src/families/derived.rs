@@ -13,13 +13,13 @@
 //!
 //! Pure: documents and schemas in, problems out.
 
-use crate::schema::pointer::At;
 use std::sync::OnceLock;
 
 use regex::Regex;
 use serde_json::Value;
 
 use super::{Claim, Context, Family};
+use crate::schema::pointer::At;
 use crate::schema::Schema;
 use crate::subject::Operation;
 

@@ -15,7 +15,6 @@
 
 mod inputs;
 
-use crate::schema::pointer::At;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -25,6 +24,7 @@ pub use inputs::{Inputs, InputsError};
 use super::{Claim, Context, Family};
 use crate::registry::{Hint, Registry, TypeCategory};
 use crate::rules::closest;
+use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_with, Options, Problem, Required, Violation};
 use crate::schema::{property, Schema, Type};

@@ -16,7 +16,6 @@
 //!
 //! `evolve` is the pure computation; `covenant diff` prints it, the family reports it.
 
-use crate::schema::pointer::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -34,6 +33,7 @@ use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::evaluate::Evaluator;
 use crate::schema::openapi::{load_keeping_unknown as load, load_text_beside, Dialect, Placed};
+use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
@@ -205,9 +205,9 @@ const MAX_PAIRWISE_SHAPES: usize = 16;
 /// each distinct schema is loaded once and shared. A schema kept as text is told from those
 /// loaded by its bytes (compared in full only when their length and ends agree), and parsed
 /// only if it is new; a tree by a fingerprint of its JSON, so either costs one pass over
-/// it, not one comparison with each.
-/// The schemas loaded for an update: each source's print, the source, its model, and where
-/// each node of a text lies in it (for the same version's schema after the update to share).
+/// it, not one comparison with each. Each entry holds the source's print, the source, its
+/// model and, for a text, where each node lies in it (for the same version's schema after the
+/// update to share).
 type Loaded<'a> = Vec<(u64, Source<'a>, Arc<Schema>, Option<Placed<'a>>)>;
 
 /// A key that tells schema texts apart cheaply: the length and a hash of both ends (texts

@@ -3,7 +3,6 @@
 //! implied bump beside the declared one, and the verdict. Three renderings of one
 //! computation: a table, the JSON contract, and a pull-request body in Markdown.
 
-use crate::schema::pointer::At;
 use serde_json::{json, Value};
 
 use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
@@ -11,6 +10,7 @@ use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
 use crate::rules::lookup;
 use crate::schema::diff::diff;
 use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
+use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::versioning::Bump;
 

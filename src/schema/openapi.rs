@@ -18,13 +18,12 @@
 mod text;
 pub use text::Placed;
 
-use crate::schema::pointer::At as _;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::pointer::{unescape, Location};
+use super::pointer::{unescape, At as _, Location};
 use super::validate::found;
 use super::{Additional, CelRule, LoadProblem, Schema, Type};
 

@@ -1,7 +1,6 @@
 //! The admin listener (plain HTTP, for probes and Prometheus): `/livez`, `/readyz`,
 //! `/metrics`, and the background audit's summary at `/api/v0/audit`. Never serves admission.
 
-use crate::schema::pointer::At;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -10,6 +9,7 @@ use axum::Router;
 
 use super::problem::Problem;
 use super::state::AppState;
+use crate::schema::pointer::At;
 
 /// The admin router.
 pub fn router(state: AppState) -> Router {

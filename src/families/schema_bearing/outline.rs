@@ -6,11 +6,11 @@
 //! along `SCHEMAS` while the review is decoded (`Family::reading`), so their outlines come
 //! from that pass; a document's text on its own is read along the same path here.
 
-use crate::schema::pointer::At;
 use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::schema::pointer::At;
 use crate::subject::{Hole, Path, Skeleton, Step};
 
 /// One version's schema, as it was found.
