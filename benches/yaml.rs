@@ -2,7 +2,11 @@
 //! reads YAML with a position for every pointer (and refuses duplicate keys); the target is
 //! at most 4x a JSON parse. Candidates, each over the largest CRD of the corpus (kyverno
 //! ClusterPolicy v1.13.0, 1.4 MB of YAML) and a typical one (cert-manager Certificate):
-//! - `covenant_reader`: covenant's reader (yaml-rust2 events into a `Value` plus positions);
+//! - `covenant_reader`: covenant's reader (`source::parse_stream`: the line reader for the
+//!   block YAML Kubernetes tooling writes, yaml-rust2 for anything else, into a `Value` plus
+//!   positions); both documents here are read by the line reader;
+//! - `yaml_rust2_reader`: covenant's reader as it reads a text the line reader declines
+//!   (yaml-rust2's events into the same builder);
 //! - `yaml_rust2_events`: the yaml-rust2 parser alone, every event dropped (its floor);
 //! - `saphyr_events`: the saphyr-parser event parser alone (borrowed scalars, spans);
 //! - `serde_saphyr_value`: serde-saphyr straight into a `serde_json::Value` (no positions).
@@ -45,6 +49,9 @@ fn readers(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("covenant_reader", name), &text, |b, t| {
             b.iter(|| covenant::source::parse_stream(black_box(t)))
+        });
+        g.bench_with_input(BenchmarkId::new("yaml_rust2_reader", name), &text, |b, t| {
+            b.iter(|| covenant::source::each_document_in(black_box(t).chars(), drop))
         });
         g.bench_with_input(BenchmarkId::new("yaml_rust2_events", name), &text, |b, t| {
             b.iter(|| {

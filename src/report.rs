@@ -457,6 +457,21 @@ pub fn check_with_base(
     check_each(engine, cluster, sources.iter().cloned().map(Input::Read), base, false)
 }
 
+/// Files up to this size are read whole, so that their text can go to the line reader (see
+/// `source::each_document`); larger ones are read as a stream, a document at a time.
+const READ_WHOLE: u64 = 32 << 20;
+
+/// Read a file's documents as a stream of characters: the syntax error, and what stopped
+/// the stream (text that is not UTF-8, a read error), if anything did.
+fn read_stream(
+    reader: impl std::io::Read,
+    judge: impl FnMut(SourceDocument),
+) -> (Option<crate::source::SyntaxError>, Option<String>) {
+    let mut chars = crate::source::ReadChars::new(reader);
+    let syntax = each_document_in(&mut chars, judge);
+    (syntax, chars.problem().map(str::to_string))
+}
+
 /// Whether a document names what it is, Kubernetes-style (`apiVersion`, `kind`) or as a
 /// launcher document (`schema`, `version`): one that names none of them (a CI workflow, a
 /// Helm values file) is another tool's.
@@ -569,11 +584,26 @@ pub fn check_each(
         let syntax = match &input {
             Input::Read(source) => each_document(&source.text, judge),
             Input::File(path) => match std::fs::File::open(path) {
-                Ok(opened) => {
-                    let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(opened));
-                    let syntax = each_document_in(&mut chars, judge);
-                    if let Some(reason) = chars.problem() {
-                        unreadable_file(&mut report, engine, &file, reason);
+                // A file of ordinary size is read whole, so its text can go to the line
+                // reader; a larger one is read as a stream of characters, held a document at
+                // a time. Text that is not UTF-8 is read as a stream too, which names where
+                // it stops being UTF-8 after checking the documents before.
+                Ok(mut opened) => {
+                    let whole = opened.metadata().is_ok_and(|m| m.len() <= READ_WHOLE);
+                    let mut bytes = Vec::new();
+                    let (syntax, problem) = if !whole {
+                        read_stream(std::io::BufReader::new(opened), judge)
+                    } else {
+                        match std::io::Read::read_to_end(&mut opened, &mut bytes) {
+                            Err(e) => (None, Some(format!("cannot be read: {e}"))),
+                            Ok(_) => match String::from_utf8(bytes) {
+                                Ok(text) => (each_document(&text, judge), None),
+                                Err(e) => read_stream(e.as_bytes(), judge),
+                            },
+                        }
+                    };
+                    if let Some(reason) = problem {
+                        unreadable_file(&mut report, engine, &file, &reason);
                     }
                     syntax
                 }

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+mod fast;
+
 use crate::schema::pointer::escape;
 use serde_json::{Map, Number, Value};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
@@ -252,8 +254,37 @@ pub fn parse_stream(text: &str) -> (Vec<SourceDocument>, Option<SyntaxError>) {
 /// Parse a YAML stream document by document, handing each to `sink` as soon as it is read,
 /// so a long stream is held one document at a time. The error, if the text stops being YAML,
 /// comes after every document before it.
-pub fn each_document(text: &str, sink: impl FnMut(SourceDocument)) -> Option<SyntaxError> {
-    each_document_in(text.chars(), sink)
+///
+/// The block YAML that Kubernetes tooling writes is read by a line reader of its own
+/// (`fast`); a text using anything more is read by yaml-rust2's scanner, from its start,
+/// the documents already handed on not handed on again. What is read is the same either way.
+pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option<SyntaxError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut builder = Builder::new(&mut sink);
+    if fast::read(text, &mut builder).is_ok() {
+        return builder.error.take();
+    }
+    let handed_on = builder.documents;
+    general(text.chars(), handed_on, &mut sink)
+}
+
+/// Whether the line reader reads `text` (`None` when it declines it) and, if it does,
+/// whether it reads exactly what yaml-rust2 reads: the same documents, values, positions,
+/// duplicate keys and error. For tests and the fuzz harness.
+#[doc(hidden)]
+pub fn line_reader_agrees(text: &str) -> Option<bool> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut docs = Vec::new();
+    let mut sink = |d| docs.push(d);
+    let mut builder = Builder::new(&mut sink);
+    let read = fast::read(text, &mut builder);
+    let error = builder.error.take();
+    drop(builder);
+    read.ok()?;
+    let fast = format!("{docs:?}\n{error:?}");
+    let mut docs = Vec::new();
+    let error = general(text.chars(), 0, &mut |d| docs.push(d));
+    Some(fast == format!("{docs:?}\n{error:?}"))
 }
 
 /// `each_document` over characters as they are read (a file, never held whole).
@@ -264,7 +295,17 @@ pub fn each_document_in(
     // A UTF-8 byte-order mark is read like the same file without it.
     let mut chars = chars.peekable();
     chars.next_if_eq(&'\u{feff}');
-    let mut builder = Builder::new(&mut sink);
+    general(chars, 0, &mut sink)
+}
+
+/// Read a stream with yaml-rust2's scanner, handing on the documents after the first `skip`.
+fn general(
+    chars: impl Iterator<Item = char>,
+    skip: usize,
+    sink: &mut dyn FnMut(SourceDocument),
+) -> Option<SyntaxError> {
+    let mut builder = Builder::new(sink);
+    builder.skip = skip;
     let mut parser = Parser::new(chars);
     let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
         reason: match e.info() {
@@ -407,8 +448,10 @@ enum Frame {
 struct Builder<'s> {
     /// Where each finished document goes.
     sink: &'s mut dyn FnMut(SourceDocument),
-    /// How many documents have been handed on.
+    /// How many documents have been read (and, past `skip`, handed on).
     documents: usize,
+    /// How many documents, read already by another reader, not to hand on again.
+    skip: usize,
     stack: Vec<Frame>,
     /// The position entry of the node being begun.
     node: u32,
@@ -430,6 +473,7 @@ impl<'s> Builder<'s> {
         Builder {
             sink,
             documents: 0,
+            skip: 0,
             stack: Vec::new(),
             node: ROOT,
             anchors: HashMap::new(),
@@ -445,17 +489,17 @@ impl<'s> Builder<'s> {
 
     /// Called when a node (scalar, alias or collection) begins: records its position and,
     /// inside a sequence, its index; settles which entry the node is.
-    fn begin_node(&mut self, mark: Marker) {
+    fn begin_node(&mut self, at: Position) {
         match self.stack.last() {
             // A document "starts" where its content does, not at its `---` marker.
             None => {
-                self.positions.start = Position::of(mark);
+                self.positions.start = at;
                 self.node = ROOT;
             }
             Some(Frame::Seq { items, id, .. }) => {
                 let (index, parent) = (items.len(), *id);
                 let mut token = itoa::Buffer::new();
-                self.node = self.positions.record(parent, token.format(index), Position::of(mark));
+                self.node = self.positions.record(parent, token.format(index), at);
             }
             // A member's entry was recorded at its key.
             Some(Frame::Map { key, .. }) => self.node = key.as_ref().map_or(ROOT, |(_, id)| *id),
@@ -463,14 +507,14 @@ impl<'s> Builder<'s> {
     }
 
     /// Count `n` more nodes against the document's limit; past it, the stream stops here.
-    fn spend(&mut self, n: usize, mark: Marker) -> bool {
+    fn spend(&mut self, n: usize, at: Position) -> bool {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > MAX_DOCUMENT_NODES {
             self.fail(
                 &format!(
                     "the document builds more than {MAX_DOCUMENT_NODES} nodes, counting what its aliases expand to (excessive aliasing, or a document larger than covenant reads)"
                 ),
-                mark,
+                at,
             );
             self.halted = true;
             return false;
@@ -479,7 +523,7 @@ impl<'s> Builder<'s> {
     }
 
     /// Deliver a finished node of `size` nodes to its parent.
-    fn finish_node(&mut self, value: Value, anchor: usize, size: usize, mark: Marker) {
+    fn finish_node(&mut self, value: Value, anchor: usize, size: usize, mark: Position) {
         if anchor != 0 {
             self.anchors.insert(anchor, (value.clone(), size));
         }
@@ -519,7 +563,7 @@ impl<'s> Builder<'s> {
                         String::new()
                     }
                 };
-                let at = Position::of(mark);
+                let at = mark;
                 let root_map = self.stack.len() == 1;
                 let Some(Frame::Map { members, id, key, .. }) = self.stack.last_mut() else { return };
                 let parent = *id;
@@ -552,13 +596,10 @@ impl<'s> Builder<'s> {
         }
     }
 
-    fn fail(&mut self, reason: &str, mark: Marker) {
+    fn fail(&mut self, reason: &str, at: Position) {
         if self.error.is_none() {
-            self.error = Some(SyntaxError {
-                reason: reason.to_string(),
-                at: Position::of(mark),
-                documents_before: self.documents,
-            });
+            self.error =
+                Some(SyntaxError { reason: reason.to_string(), at, documents_before: self.documents });
         }
     }
 }
@@ -570,7 +611,9 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
         Some(_) => true,
         None => style == TScalarStyle::Plain,
     };
-    if !resolve {
+    // A word that starts with a letter is text unless it is a boolean or null.
+    let word = text.as_bytes().first().is_some_and(|b| b.is_ascii_alphabetic() && !b"tTfFn".contains(b));
+    if !resolve || word {
         return Value::String(text);
     }
     match Yaml::from_str(&text) {
@@ -597,13 +640,20 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
 
 impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
+        self.on(ev, Position::of(mark));
+    }
+}
+
+impl Builder<'_> {
+    /// Take one event of the stream, which begins at `mark`.
+    fn on(&mut self, ev: Event, mark: Position) {
         if self.halted {
             return;
         }
         match ev {
             Event::DocumentStart => {
                 self.in_document = true;
-                self.positions = Positions { start: Position::of(mark), ..Default::default() };
+                self.positions = Positions { start: mark, ..Default::default() };
                 self.anchors.clear();
                 self.nodes = 0;
             }
@@ -615,6 +665,7 @@ impl MarkedEventReceiver for Builder<'_> {
                 match root {
                     // An empty document (a stray `---`) is not a document.
                     None | Some(Value::Null) if duplicates.is_empty() => {}
+                    _ if self.documents < self.skip => self.documents += 1,
                     root => {
                         (self.sink)(SourceDocument {
                             index: self.documents,
@@ -799,5 +850,105 @@ mod tests {
         let (docs, _) = parse_stream("metadata:\n  labels:\n    app.kubernetes.io/name: x\n");
         let pos = docs[0].positions.locate("/metadata/labels/app.kubernetes.io~1name");
         assert_eq!(pos.line, 3);
+    }
+}
+
+#[cfg(test)]
+mod line_reader {
+    use super::*;
+
+    fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                yaml_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Every YAML file covenant ships as a fixture (and the shared corpus, when it is beside
+    /// the checkout) reads the same through the line reader as through yaml-rust2, or is
+    /// declined; and the line reader takes nearly all of the CRDs.
+    #[test]
+    fn the_line_reader_reads_every_fixture_as_the_general_reader_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["tests/fixtures", "deploy", "registry", "examples", "../shared/corpus"] {
+            yaml_files(&root.join(dir), &mut files);
+        }
+        let (mut taken, mut crds, mut crds_taken) = (0, 0, 0);
+        let mut differ = Vec::new();
+        for f in &files {
+            let Ok(text) = std::fs::read_to_string(f) else { continue };
+            let crd = f.components().any(|c| c.as_os_str() == "crd-history");
+            crds += usize::from(crd);
+            match line_reader_agrees(&text) {
+                Some(true) => {
+                    taken += 1;
+                    crds_taken += usize::from(crd);
+                }
+                Some(false) => differ.push(f.display().to_string()),
+                None => {}
+            }
+        }
+        assert!(differ.is_empty(), "read differently by the line reader: {differ:#?}");
+        assert!(
+            crds > 50 && crds_taken * 20 >= crds * 19,
+            "the line reader took {crds_taken} of {crds} CRD files"
+        );
+        eprintln!("{taken} of {} YAML files read by the line reader", files.len());
+    }
+
+    /// What the line reader takes it reads as yaml-rust2 does, case by case; what it does
+    /// not take, it declines (never reads otherwise).
+    #[test]
+    fn each_construct_the_line_reader_takes_reads_alike() {
+        let taken = [
+            "a: 1\nb: two words\nc: 'it''s'\nd: \"q\\\"x\\u00e9\\ty\"\n",
+            "list:\n- a\n- b: 1\n  c: 2\n- - x\n  - y\nnext: 1\n",
+            "m:\n  list:\n    - a\n    -   b\n  k: v\n",
+            "text: a plain scalar\n  folded over\n\n  lines\nafter: 1\n",
+            "q: \"double over\n  two lines\\\n  joined\n\n  and a break\"\nr: 'single\n  over'\n",
+            "lit: |\n  one\n   two\n\n  three\n\nstrip: |-\n  x\nkeep: |+\n  y\n\nfold: >\n  a\n  b\n\n  c\nend: 1\n",
+            "e1:\ne2: # comment\n# line comment\ne3:\n",
+            "flow: [a, \"b\", 'c', 1, true]\nmap: {k: v, n: [1, 2], o: {}}\nempty: []\n",
+            "---\na: 1\n...\n---\n# only a comment\n---\nb: [x]\n",
+            "dup: 1\nm:\n  k: 1\n  k: 2\ndup: 2\n",
+            "ü: \"ä\"\nlabels:\n  app.kubernetes.io/name: zoë ☃\n  \"quoted key\": 'v'\n",
+            "n: null\nt: True\nf: FALSE\ni: -12\nh: 0x1f\no: 0o17\nfl: 1.5e3\ninf: .inf\ns: '12'\nu: 18446744073709551615\nw: Nothing\n",
+            "url: http://x:80/y\ncomment: a # b\nhash: a#b\nv: -x\n",
+            "  indented: root\n  second: 2\n",
+            "- top\n- level: seq\n",
+            "a:\n  b:\n    c:\n      - d: |\n          deep\n        e: f\n",
+        ];
+        for text in taken {
+            assert_eq!(line_reader_agrees(text), Some(true), "{text}");
+        }
+        let declined = [
+            "a: &x 1\nb: *x\n",
+            "a: !!str 1\n",
+            "? complex\n: key\n",
+            "a:\tb\n",
+            "a: 1\r\nb: 2\r\n",
+            "a: 1",
+            "%YAML 1.2\n---\na: 1\n",
+            "{\"json\": true}\n",
+            "a: [1,\n  2]\n",
+            "a: b: c\n",
+            "a: |2\n   x\n",
+            "a: >\n  x\n    more indented\n",
+            "a: 1\n b: 2\n",
+            "a:\n  - x\n  b: y\n",
+            "42\n",
+            "a: \"unterminated\n",
+            "a: \"\\x41\"\n",
+            "- \n- x\n",
+        ];
+        for text in declined {
+            assert_eq!(line_reader_agrees(text), None, "{text}");
+        }
     }
 }
