@@ -14,7 +14,7 @@ use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::rules::{lookup, Action, Finding};
 use crate::schema::pointer::At;
-use crate::source::{each_document, each_document_in, parse_stream, Position, SourceDocument};
+use crate::source::{each_document, each_document_from, parse_stream, Position, SourceDocument};
 use crate::subject::Subject;
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
@@ -457,21 +457,6 @@ pub fn check_with_base(
     check_each(engine, cluster, sources.iter().cloned().map(Input::Read), base, false)
 }
 
-/// Files up to this size are read whole, so that their text can go to the line reader (see
-/// `source::each_document`); larger ones are read as a stream, a document at a time.
-const READ_WHOLE: u64 = 32 << 20;
-
-/// Read a file's documents as a stream of characters: the syntax error, and what stopped
-/// the stream (text that is not UTF-8, a read error), if anything did.
-fn read_stream(
-    reader: impl std::io::Read,
-    judge: impl FnMut(SourceDocument),
-) -> (Option<crate::source::SyntaxError>, Option<String>) {
-    let mut chars = crate::source::ReadChars::new(reader);
-    let syntax = each_document_in(&mut chars, judge);
-    (syntax, chars.problem().map(str::to_string))
-}
-
 /// Whether a document names what it is, Kubernetes-style (`apiVersion`, `kind`) or as a
 /// launcher document (`schema`, `version`): one that names none of them (a CI workflow, a
 /// Helm values file) is another tool's.
@@ -584,24 +569,9 @@ pub fn check_each(
         let syntax = match &input {
             Input::Read(source) => each_document(&source.text, judge),
             Input::File(path) => match std::fs::File::open(path) {
-                // A file of ordinary size is read whole, so its text can go to the line
-                // reader; a larger one is read as a stream of characters, held a document at
-                // a time. Text that is not UTF-8 is read as a stream too, which names where
-                // it stops being UTF-8 after checking the documents before.
-                Ok(mut opened) => {
-                    let whole = opened.metadata().is_ok_and(|m| m.len() <= READ_WHOLE);
-                    let mut bytes = Vec::new();
-                    let (syntax, problem) = if !whole {
-                        read_stream(std::io::BufReader::new(opened), judge)
-                    } else {
-                        match std::io::Read::read_to_end(&mut opened, &mut bytes) {
-                            Err(e) => (None, Some(format!("cannot be read: {e}"))),
-                            Ok(_) => match String::from_utf8(bytes) {
-                                Ok(text) => (each_document(&text, judge), None),
-                                Err(e) => read_stream(e.as_bytes(), judge),
-                            },
-                        }
-                    };
+                // Read in pieces of whole documents: a long stream is never held whole.
+                Ok(opened) => {
+                    let (syntax, problem) = each_document_from(std::io::BufReader::new(opened), judge);
                     if let Some(reason) = problem {
                         unreadable_file(&mut report, engine, &file, &reason);
                     }

@@ -298,27 +298,127 @@ pub fn each_document_in(
     general(chars, 0, &mut sink)
 }
 
-/// Read a stream with yaml-rust2's scanner, handing on the documents after the first `skip`.
+/// Where in a stream a reader begins: the lines and documents before it.
+#[derive(Clone, Copy, Default)]
+struct Resume {
+    lines: usize,
+    documents: usize,
+    /// How many documents, from the stream's first, are not handed on (read already).
+    skip: usize,
+}
+
+/// Read a stream with yaml-rust2's scanner.
 fn general(
     chars: impl Iterator<Item = char>,
     skip: usize,
     sink: &mut dyn FnMut(SourceDocument),
 ) -> Option<SyntaxError> {
+    general_from(chars, Resume { skip, ..Resume::default() }, sink)
+}
+
+/// Read the rest of a stream, from `from`, with yaml-rust2's scanner.
+fn general_from(
+    chars: impl Iterator<Item = char>,
+    from: Resume,
+    sink: &mut dyn FnMut(SourceDocument),
+) -> Option<SyntaxError> {
     let mut builder = Builder::new(sink);
-    builder.skip = skip;
+    builder.skip = from.skip;
+    builder.documents = from.documents;
+    builder.lines_before = from.lines;
     let mut parser = Parser::new(chars);
-    let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
-        reason: match e.info() {
-            // The reader counts flow nesting in a byte.
-            "recursion limit exceeded" => {
-                "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads".to_string()
-            }
-            other => other.to_string(),
-        },
-        at: Position::of(*e.marker()),
-        documents_before: builder.documents,
+    let error = parser.load(&mut builder, true).err().map(|e| {
+        let at = Position::of(*e.marker());
+        SyntaxError {
+            reason: match e.info() {
+                // The reader counts flow nesting in a byte.
+                "recursion limit exceeded" => {
+                    "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads"
+                        .to_string()
+                }
+                other => other.to_string(),
+            },
+            at: Position { line: at.line + from.lines, ..at },
+            documents_before: builder.documents,
+        }
     });
     error.or(builder.error.take())
+}
+
+/// A long stream is read in pieces of whole documents of about this many bytes.
+const PIECE: usize = 1 << 20;
+
+/// Read a YAML stream from `reader` a piece at a time (whole documents, about a mebibyte,
+/// each after the first starting at a `---` line), handing each document to `sink` as it is
+/// read: a long file is never held whole. Each piece goes to the line reader; from the first
+/// piece it declines (or that is not UTF-8), yaml-rust2 reads the rest of the stream as a
+/// stream of characters. Returns the syntax error, and what ended the stream early (text
+/// that is not UTF-8, a read error), if anything did.
+pub fn each_document_from(
+    reader: impl std::io::BufRead,
+    sink: impl FnMut(SourceDocument),
+) -> (Option<SyntaxError>, Option<String>) {
+    in_pieces(reader, PIECE, sink)
+}
+
+/// `each_document_from` with pieces of `size` bytes.
+fn in_pieces(
+    mut reader: impl std::io::BufRead,
+    size: usize,
+    mut sink: impl FnMut(SourceDocument),
+) -> (Option<SyntaxError>, Option<String>) {
+    let mut piece: Vec<u8> = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
+    let mut from = Resume::default();
+    let mut bytes_before = 0;
+    loop {
+        line.clear();
+        let (end, problem) = match reader.read_until(b'\n', &mut line) {
+            Ok(0) => (true, None),
+            Ok(_) => (false, None),
+            Err(e) => (true, Some(format!("cannot be read: {e}"))),
+        };
+        let marker =
+            line.starts_with(b"---") && matches!(line.get(3), None | Some(b' ' | b'\n' | b'\r' | b'\t'));
+        if !(end || marker && piece.len() >= size) {
+            piece.extend_from_slice(&line);
+            continue;
+        }
+        if end {
+            piece.extend_from_slice(&line);
+            line.clear();
+        }
+        if bytes_before == 0 && piece.starts_with("\u{feff}".as_bytes()) {
+            piece.drain(..3);
+            bytes_before = 3;
+        }
+        let text = std::str::from_utf8(&piece).ok();
+        let mut builder = Builder::new(&mut sink);
+        builder.documents = from.documents;
+        builder.lines_before = from.lines;
+        if text.is_some_and(|t| fast::read(t, &mut builder).is_ok()) {
+            if let Some(error) = builder.error.take() {
+                return (Some(error), problem);
+            }
+            from.documents = builder.documents;
+            from.lines += memchr::memchr_iter(b'\n', &piece).count();
+            bytes_before += piece.len();
+            if end {
+                return (None, problem);
+            }
+            piece.clear();
+            piece.extend_from_slice(&line);
+            continue;
+        }
+        // yaml-rust2 reads from this piece's start to the end of the stream.
+        from.skip = builder.documents;
+        drop(builder);
+        let rest = std::io::Read::chain(std::io::Read::chain(&piece[..], &line[..]), reader);
+        let mut chars = ReadChars::new(rest);
+        chars.offset = bytes_before;
+        let error = general_from(&mut chars, from, &mut sink);
+        return (error, problem.or_else(|| chars.problem().map(str::to_string)));
+    }
 }
 
 /// The characters of UTF-8 text read in chunks: what `each_document_in` reads a file with.
@@ -452,6 +552,8 @@ struct Builder<'s> {
     documents: usize,
     /// How many documents, read already by another reader, not to hand on again.
     skip: usize,
+    /// Lines of the stream before the text this builder reads.
+    lines_before: usize,
     stack: Vec<Frame>,
     /// The position entry of the node being begun.
     node: u32,
@@ -474,6 +576,7 @@ impl<'s> Builder<'s> {
             sink,
             documents: 0,
             skip: 0,
+            lines_before: 0,
             stack: Vec::new(),
             node: ROOT,
             anchors: HashMap::new(),
@@ -647,6 +750,7 @@ impl MarkedEventReceiver for Builder<'_> {
 impl Builder<'_> {
     /// Take one event of the stream, which begins at `mark`.
     fn on(&mut self, ev: Event, mark: Position) {
+        let mark = Position { line: mark.line + self.lines_before, ..mark };
         if self.halted {
             return;
         }
@@ -900,6 +1004,35 @@ mod line_reader {
             "the line reader took {crds_taken} of {crds} CRD files"
         );
         eprintln!("{taken} of {} YAML files read by the line reader", files.len());
+    }
+
+    /// A stream read from a reader in pieces is read as the whole text is by yaml-rust2:
+    /// pieces the line reader takes, a later piece it declines, a syntax error, text that
+    /// stops being UTF-8 (named at the same byte), a byte-order mark, a last line without a
+    /// line break.
+    #[test]
+    fn a_stream_read_in_pieces_is_read_as_the_whole_text() {
+        let docs = "a: 1\nb: [x, y]\n---\nc: |\n  text\n---\n# comment\nd: \"q\"\n";
+        let cases: Vec<Vec<u8>> = vec![
+            docs.repeat(3).into_bytes(),
+            format!("{docs}---\nanchor: &x 1\nalias: *x\n---\ne: 5\n").into_bytes(),
+            format!("{docs}---\nbad: [1, 2\n---\ne: 5\n").into_bytes(),
+            format!("\u{feff}{docs}---\nlast: line").into_bytes(),
+            [docs.as_bytes(), b"---\nf: \xff\n---\ng: 1\n"].concat(),
+            [b"\xef\xbb\xbf", docs.as_bytes(), b"---\nf: \xff\n"].concat(),
+        ];
+        for bytes in cases {
+            let mut whole = Vec::new();
+            let mut chars = ReadChars::new(&bytes[..]);
+            let error = each_document_in(&mut chars, |d| whole.push(d));
+            let expected = format!("{whole:?}\n{error:?}\n{:?}", chars.problem());
+            for size in [0, 1, 20, 1 << 20] {
+                let mut read = Vec::new();
+                let (error, problem) = in_pieces(&bytes[..], size, |d| read.push(d));
+                let text = String::from_utf8_lossy(&bytes);
+                assert_eq!(format!("{read:?}\n{error:?}\n{problem:?}"), expected, "pieces of {size}: {text}");
+            }
+        }
     }
 
     /// What the line reader takes it reads as yaml-rust2 does, case by case; what it does
