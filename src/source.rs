@@ -1,7 +1,9 @@
 //! Reading documents from text: a YAML (or JSON) stream becomes JSON values, each with the
 //! position of every member and item, and with duplicated mapping keys reported instead of
-//! resolved. The scanner is yaml-rust2's; this module only builds the tree as the events
-//! arrive, so positions and duplicates come from the same single pass. Positions are recorded
+//! resolved. Two readers produce the events: a line reader of covenant's own (`fast`) for the
+//! block YAML Kubernetes tooling writes, and yaml-rust2's scanner for everything else (and for
+//! every syntax error); this module builds the tree as the events arrive, so positions and
+//! duplicates come from the same single pass whichever reader ran. Positions are recorded
 //! flat (one entry per member or item: its parent, its token, where it starts) and turned into
 //! pointers only when something asks where a pointer is: a clean document never pays for the
 //! pointer strings.
