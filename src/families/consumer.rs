@@ -14,7 +14,7 @@
 //! deleted.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
@@ -136,41 +136,56 @@ type Section = Result<Option<Arc<crate::schema::Schema>>, String>;
 /// How many loaded schemas the cache holds before it starts over.
 const SCHEMA_CACHE: usize = 1024;
 
-/// The loaded schemas of stored objects (constructs, and the constructs a release froze), by
-/// (uid, resourceVersion, where). A stored object's resourceVersion changes with every write,
-/// so an entry never goes stale; an object without one (read from a file) is loaded every
-/// time. Bounded: emptied when full. A cache of a pure function of its key, so the engine
-/// stays pure.
+/// The loaded schemas of stored objects (constructs, and the constructs a release froze).
+/// An object of the cluster is known by (uid, resourceVersion): its resourceVersion changes
+/// with every write, so an entry never goes stale. An object without them (read from a file,
+/// the offline view) is known by the allocation that holds it: a stored object is never
+/// changed in place, and the entry keeps a weak reference to it, so that allocation cannot
+/// be reused for another object while the entry lasts. Bounded: emptied when full. A cache of
+/// a pure function of its key, so the engine stays pure.
 #[derive(Debug, Default)]
-struct Schemas(Mutex<HashMap<SchemaKey, Section>>);
+struct Schemas(Mutex<HashMap<SchemaKey, Entry>>);
 
-/// (uid, resourceVersion, pointer to the section).
-type SchemaKey = (String, String, String);
+/// A loaded section, with the weak reference that keeps a held object's allocation reserved.
+type Entry = (Option<Weak<Value>>, Section);
+
+/// Who the object is, and the pointer to the section.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum SchemaKey {
+    /// (uid, resourceVersion, section).
+    Stored(String, String, String),
+    /// (the object's address, section), held by the entry's weak reference.
+    Held(usize, String),
+}
 
 impl Schemas {
     /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`,
     /// when there is one that covenant can read.
-    fn of(&self, owner: &Value, spec: &str, section: &str) -> Option<Arc<crate::schema::Schema>> {
+    fn of(&self, owner: &Arc<Value>, spec: &str, section: &str) -> Option<Arc<crate::schema::Schema>> {
         self.read(owner, spec, section).ok().flatten()
     }
 
     /// The schema under `section`, as read.
-    fn read(&self, owner: &Value, spec: &str, section: &str) -> Section {
-        let load = || owner.at(spec).map_or(Ok(None), |s| schema_of(s, section));
+    fn read(&self, owner: &Arc<Value>, spec: &str, section: &str) -> Section {
         let id = |p: &str| owner.at(p).and_then(Value::as_str);
-        let (Some(uid), Some(version)) = (id("/metadata/uid"), id("/metadata/resourceVersion")) else {
-            return load();
+        let (key, held) = match (id("/metadata/uid"), id("/metadata/resourceVersion")) {
+            (Some(uid), Some(version)) => {
+                (SchemaKey::Stored(uid.to_string(), version.to_string(), format!("{spec}/{section}")), None)
+            }
+            _ => (
+                SchemaKey::Held(Arc::as_ptr(owner) as usize, format!("{spec}/{section}")),
+                Some(Arc::downgrade(owner)),
+            ),
         };
-        let key = (uid.to_string(), version.to_string(), format!("{spec}/{section}"));
-        if let Some(hit) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        if let Some((_, hit)) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }
-        let loaded = load();
+        let loaded = owner.at(spec).map_or(Ok(None), |s| schema_of(s, section));
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if map.len() >= SCHEMA_CACHE {
             map.clear();
         }
-        map.insert(key, loaded.clone());
+        map.insert(key, (held, loaded.clone()));
         loaded
     }
 }
@@ -835,16 +850,29 @@ mod tests {
     #[test]
     fn stored_schemas_load_once_per_resource_version() {
         let schemas = Schemas::default();
-        let first = schemas.of(&construct(Some("7"), "u1"), "/spec", "parameters").unwrap();
-        let again = schemas.of(&construct(Some("7"), "u1"), "/spec", "parameters").unwrap();
+        let first = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "parameters").unwrap();
+        let again = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "parameters").unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the same stored version is loaded once");
-        let written = schemas.of(&construct(Some("8"), "u1"), "/spec", "parameters").unwrap();
+        let written = schemas.of(&Arc::new(construct(Some("8"), "u1")), "/spec", "parameters").unwrap();
         assert!(!Arc::ptr_eq(&first, &written), "a write is a new version");
         assert!(written.properties.contains_key("replicas"));
-        // From a file: no resourceVersion, loaded each time.
-        let a = schemas.of(&construct(None, "u1"), "/spec", "parameters").unwrap();
-        let b = schemas.of(&construct(None, "u1"), "/spec", "parameters").unwrap();
-        assert!(!Arc::ptr_eq(&a, &b));
-        assert!(schemas.of(&construct(Some("7"), "u1"), "/spec", "environmentConfigs").is_none());
+        // From a file: no resourceVersion, known by the allocation that holds it.
+        let held = Arc::new(construct(None, "u1"));
+        let a = schemas.of(&held, "/spec", "parameters").unwrap();
+        let b = schemas.of(&held, "/spec", "parameters").unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the same held object is loaded once");
+        let other = Arc::new(construct(None, "u1"));
+        let c = schemas.of(&other, "/spec", "parameters").unwrap();
+        assert!(!Arc::ptr_eq(&a, &c), "another object is loaded on its own");
+        // A held object dropped: its allocation stays reserved while the entry lasts, so a
+        // new object never finds the old one's schema.
+        drop((held, other));
+        let mut changed = construct(None, "u1");
+        changed["spec"]["parameters"]["openAPIV3Schema"]["properties"] = json!({"port": {"type": "integer"}});
+        for _ in 0..64 {
+            let s = schemas.of(&Arc::new(changed.clone()), "/spec", "parameters").unwrap();
+            assert!(s.properties.contains_key("port") && !s.properties.contains_key("replicas"));
+        }
+        assert!(schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "environmentConfigs").is_none());
     }
 }
