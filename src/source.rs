@@ -1058,12 +1058,17 @@ mod line_reader {
             "  indented: root\n  second: 2\n",
             "- top\n- level: seq\n",
             "a:\n  b:\n    c:\n      - d: |\n          deep\n        e: f\n",
+            "a: &x 1\nb: *x\nc: &m\n  k: v\nd:\n- &s one\n- *x\n- &q\n  z: 1\n- &l [1]\ne: &e\n- i\nf: *m\ng: &x again\nh: *x\n",
+            "env: &env\n  A: 1\n---\nnone: &n\nnext: *n\n",
         ];
         for text in taken {
             assert_eq!(line_reader_agrees(text), Some(true), "{text}");
         }
         let declined = [
-            "a: &x 1\nb: *x\n",
+            "a: *undefined\n",
+            "- &k key: v\n",
+            "a: &x *y\n",
+            "a: &x\n---\nb: *x\n",
             "a: !!str 1\n",
             "? complex\n: key\n",
             "a:\tb\n",

@@ -2,14 +2,15 @@
 //!
 //! Generated CRDs, manifests and most hand-written documents use a small part of YAML: block
 //! mappings and sequences (indentless ones too), plain scalars (folded over lines), quoted
-//! scalars on one line, literal and folded block scalars, `[]` and `{}`, comments and
-//! document markers. This reader reads exactly that part, line by line, and hands the same
-//! events, at the same positions, to the same builder the general reader feeds. Anything
-//! else — anchors, aliases, tags, flow collections with content, complex keys, directives,
-//! tabs, CRLF line ends, a quoted scalar over several lines, a text whose last line has no
-//! line break, anything malformed — is declined, and the general reader (yaml-rust2) reads
-//! the text instead: it alone words syntax errors. Which of the two read a document is
-//! never visible in what is read; `tests` in `source.rs` assert it on every YAML fixture.
+//! scalars (over lines too), literal and folded block scalars, flow collections of scalars on
+//! one line, anchors and aliases on values, comments and document markers. This reader reads
+//! exactly that part, line by line, and hands the same events, at the same positions, to the
+//! same builder the general reader feeds. Anything else — tags, complex keys, directives, an
+//! anchor on a key, a flow collection over lines, tabs, CRLF line ends, a text whose last
+//! line has no line break, anything malformed — is declined, and the general reader
+//! (yaml-rust2) reads the text instead: it alone words syntax errors. Which of the two read a
+//! document is never visible in what is read; tests in `source.rs` assert it on every YAML
+//! fixture, and the fuzz harness on every input.
 
 use std::borrow::Cow;
 
@@ -41,6 +42,9 @@ pub(super) fn read(text: &str, out: &mut Builder<'_>) -> Read<()> {
         indent: 0,
         line: 1,
         depth: 0,
+        anchors: Default::default(),
+        last_anchor: 0,
+        anchor: 0,
         out,
     };
     r.enter(0);
@@ -88,6 +92,11 @@ struct Reader<'t, 'o, 's> {
     line: usize,
     /// Collections open.
     depth: usize,
+    /// The anchors of the current document, by name, and the id the last one got.
+    anchors: std::collections::HashMap<&'t str, usize>,
+    last_anchor: usize,
+    /// The anchor the next node carries (0: none).
+    anchor: usize,
     out: &'o mut Builder<'s>,
 }
 
@@ -163,7 +172,8 @@ impl<'t> Reader<'t, '_, '_> {
     }
 
     fn scalar(&mut self, text: String, style: TScalarStyle, at: Position) {
-        self.emit(Event::Scalar(text, style, 0, None), at);
+        let anchor = std::mem::take(&mut self.anchor);
+        self.emit(Event::Scalar(text, style, anchor, None), at);
     }
 
     /// Whether the rest of the current line from `from` holds nothing but spaces and a
@@ -228,6 +238,7 @@ impl<'t> Reader<'t, '_, '_> {
                 self.skip_void();
             }
             self.emit(Event::DocumentStart, start);
+            self.anchors.clear();
             if self.eof() || self.document_marker() {
                 self.scalar(String::new(), TScalarStyle::Plain, self.here());
             } else {
@@ -315,7 +326,8 @@ impl<'t> Reader<'t, '_, '_> {
     /// A block mapping whose keys sit at column `indent`, its first key read.
     fn mapping(&mut self, indent: usize, first: Key<'t>) -> Read<()> {
         self.deeper()?;
-        self.emit(Event::MappingStart(0, None), self.at(first.colon));
+        let anchor = std::mem::take(&mut self.anchor);
+        self.emit(Event::MappingStart(anchor, None), self.at(first.colon));
         let mut key = first;
         loop {
             let at = self.at(key.start);
@@ -334,7 +346,10 @@ impl<'t> Reader<'t, '_, '_> {
     /// The value of a key whose `:` ends just before `from`, the key at column `indent`.
     fn value_after(&mut self, from: usize, indent: usize) -> Read<()> {
         let end = self.line_end();
-        let at = from + self.bytes[from..end].iter().take_while(|&&b| b == b' ').count();
+        let mut at = from + self.bytes[from..end].iter().take_while(|&&b| b == b' ').count();
+        if self.bytes[at] == b'&' {
+            at = self.anchor_at(at)?;
+        }
         if at == end || self.bytes[at] == b'#' {
             self.next_line();
             return self.block_node(indent, true);
@@ -386,11 +401,15 @@ impl<'t> Reader<'t, '_, '_> {
         } else {
             self.at(dash)
         };
-        self.emit(Event::SequenceStart(0, None), start);
+        let anchor = std::mem::take(&mut self.anchor);
+        self.emit(Event::SequenceStart(anchor, None), start);
         loop {
             let dash = self.line_start + indent;
             let end = self.line_end();
-            let at = dash + 1 + self.bytes[dash + 1..end].iter().take_while(|&&b| b == b' ').count();
+            let mut at = dash + 1 + self.bytes[dash + 1..end].iter().take_while(|&&b| b == b' ').count();
+            if self.bytes[at] == b'&' {
+                at = self.anchor_at(at)?;
+            }
             if at == end || self.bytes[at] == b'#' {
                 // The item is on the lines below.
                 self.next_line();
@@ -421,6 +440,35 @@ impl<'t> Reader<'t, '_, '_> {
         Ok(())
     }
 
+    /// The anchor (`&name`) at byte `at`, taken for the node after it: the byte where that
+    /// node begins on this line (or the line's end, the node then being on the lines below).
+    /// An anchor on a key, or on a collection that starts on its line, is not read here.
+    fn anchor_at(&mut self, at: usize) -> Read<usize> {
+        let (name, after) = self.anchor_name(at + 1)?;
+        let end = self.line_end();
+        let next = after + self.bytes[after..end].iter().take_while(|&&b| b == b' ').count();
+        if next < end && (after == next || self.entry_at(next) || self.key(next)?.is_some()) {
+            return Err(Declined);
+        }
+        self.last_anchor += 1;
+        self.anchors.insert(name, self.last_anchor);
+        self.anchor = self.last_anchor;
+        Ok(next)
+    }
+
+    /// An anchor's name starting at byte `at`: the name and the byte after it.
+    fn anchor_name(&self, at: usize) -> Read<(&'t str, usize)> {
+        let end = self.line_end();
+        let len = self.bytes[at..end]
+            .iter()
+            .take_while(|&&b| !matches!(b, b' ' | b',' | b'[' | b']' | b'{' | b'}'))
+            .count();
+        if len == 0 {
+            return Err(Declined);
+        }
+        Ok((&self.text[at..at + len], at + len))
+    }
+
     /// A scalar (or an empty flow collection) starting at byte `at` of the current line,
     /// inside something at column `parent`. Leaves the reader on the line after it.
     fn inline_value(&mut self, at: usize, parent: usize) -> Read<()> {
@@ -444,6 +492,14 @@ impl<'t> Reader<'t, '_, '_> {
                 if !self.void_from(after, false) {
                     return Err(Declined);
                 }
+            }
+            b'*' if self.anchor == 0 => {
+                let (name, after) = self.anchor_name(at + 1)?;
+                let id = *self.anchors.get(name).ok_or(Declined)?;
+                if !self.void_from(after, false) {
+                    return Err(Declined);
+                }
+                self.emit(Event::Alias(id), begin);
             }
             b'-' if self.bytes.get(at + 1) != Some(&b' ') => return self.plain(at, parent),
             b if indicator(b) => return Err(Declined),
@@ -683,7 +739,9 @@ impl<'t> Reader<'t, '_, '_> {
         let mapping = self.bytes[at] == b'{';
         let close = if mapping { b'}' } else { b']' };
         self.deeper()?;
-        let start = if mapping { Event::MappingStart(0, None) } else { Event::SequenceStart(0, None) };
+        let anchor = std::mem::take(&mut self.anchor);
+        let start =
+            if mapping { Event::MappingStart(anchor, None) } else { Event::SequenceStart(anchor, None) };
         self.emit(start, self.at(at));
         let end = self.line_end();
         let mut i = at + 1;
