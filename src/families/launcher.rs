@@ -273,18 +273,19 @@ impl Launcher {
     fn application(&self, doc: &Value, cx: &mut Context<'_>) {
         let components = doc.at("/spec/components").and_then(Value::as_array);
         for (i, c) in components.into_iter().flatten().enumerate() {
-            let at = format!("/spec/components/{i}");
+            let at = pointer(&["/spec/components/", itoa::Buffer::new().format(i)]);
             let name = c.get("name").and_then(Value::as_str).unwrap_or("");
             let Some(ty) = c.get("type").and_then(Value::as_str) else { continue };
-            let owner = format!("component \"{name}\" (type \"{ty}\")");
-            if let Some(judged) = self.lookup(TypeCategory::Component, ty, &format!("{at}/type"), cx) {
+            // What is only worded for a finding is worded when one is found.
+            let owner = || format!("component \"{name}\" (type \"{ty}\")");
+            if let Some(judged) = self.lookup(TypeCategory::Component, ty, || format!("{at}/type"), cx) {
                 self.properties(judged, c.get("properties"), &at, &owner, None, cx);
             }
             let traits = c.get("traits").and_then(Value::as_array);
             for (j, t) in traits.into_iter().flatten().enumerate() {
-                let at = format!("{at}/traits/{j}");
+                let at = pointer(&[&at, "/traits/", itoa::Buffer::new().format(j)]);
                 let Some(tt) = t.get("type").and_then(Value::as_str) else { continue };
-                let owner = format!("component \"{name}\": trait \"{tt}\"");
+                let owner = || format!("component \"{name}\": trait \"{tt}\"");
                 let judged = match self.types.get(&(TypeCategory::Trait, tt.to_string())) {
                     Some(j) => Some(j),
                     None if self.inputs.capabilities.contains_key(tt) => None,
@@ -308,11 +309,11 @@ impl Launcher {
         }
         let policies = doc.at("/spec/policies").and_then(Value::as_array);
         for (i, p) in policies.into_iter().flatten().enumerate() {
-            let at = format!("/spec/policies/{i}");
+            let at = pointer(&["/spec/policies/", itoa::Buffer::new().format(i)]);
             let name = p.get("name").and_then(Value::as_str).unwrap_or("");
             let Some(ty) = p.get("type").and_then(Value::as_str) else { continue };
-            let owner = format!("policy \"{name}\" (type \"{ty}\")");
-            if let Some(judged) = self.lookup(TypeCategory::Policy, ty, &format!("{at}/type"), cx) {
+            let owner = || format!("policy \"{name}\" (type \"{ty}\")");
+            if let Some(judged) = self.lookup(TypeCategory::Policy, ty, || format!("{at}/type"), cx) {
                 self.properties(judged, p.get("properties"), &at, &owner, None, cx);
             }
         }
@@ -396,12 +397,12 @@ impl Launcher {
         &self,
         category: TypeCategory,
         ty: &str,
-        pointer: &str,
+        pointer: impl FnOnce() -> String,
         cx: &mut Context<'_>,
     ) -> Option<&Judged> {
         let found = self.types.get(&(category, ty.to_string()));
         if found.is_none() {
-            self.unknown(category, ty, pointer, cx);
+            self.unknown(category, ty, &pointer(), cx);
         }
         found
     }
@@ -464,7 +465,7 @@ impl Launcher {
         judged: &Judged,
         authored: Option<&Value>,
         entry: &str,
-        owner: &str,
+        owner: &dyn Fn() -> String,
         binding: Option<&Map<String, Value>>,
         cx: &mut Context<'_>,
     ) {
@@ -472,23 +473,25 @@ impl Launcher {
         let authored = authored.filter(|v| !v.is_null()).unwrap_or(&empty);
         let substituted = self.inputs.substitute(authored);
         let value = substituted.as_ref().unwrap_or(authored);
-        let at = Location::new(format!("{entry}/properties"), "");
+        let at = Location::new(pointer(&[entry, "/properties"]), "");
         let options = Options { required: Required::NestedOnly, placeholders: true };
         let outcome = validate_with(&judged.schema, value, &at, options);
         let hints = judged.stated.then_some(judged.hints.as_slice());
+        let named = std::cell::OnceCell::new();
+        let owner = || named.get_or_init(owner).as_str();
         for v in outcome.violations {
             // Under a matching capability binding, nested required is judged on the merged
             // properties below, except inside list items, which a rendering never reaches.
             if binding.is_some() && matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
                 continue;
             }
-            self.property_finding(owner, hints, v, cx);
+            self.property_finding(owner(), hints, v, cx);
         }
         if let Some(rendering) = binding {
             let merged = inputs::merge(rendering, value);
             for v in validate_with(&judged.schema, &merged, &at, options).violations {
                 if matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
-                    self.property_finding(owner, hints, v, cx);
+                    self.property_finding(owner(), hints, v, cx);
                 }
             }
         }
@@ -498,6 +501,14 @@ impl Launcher {
         let (id, pointer, args) = property_problem(owner, hints, v);
         cx.report(id, pointer, args);
     }
+}
+
+/// A pointer made of its parts, joined (the formatting machinery costs more than the join,
+/// and a review of many components makes several per component).
+fn pointer(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    parts.iter().for_each(|p| out.push_str(p));
+    out
 }
 
 /// The finding for one problem with authored properties of `owner` (a component's, a trait's,
