@@ -1077,6 +1077,8 @@ mod line_reader {
         let docs = "a: 1\nb: [x, y]\n---\nc: |\n  text\n---\n# comment\nd: \"q\"\n";
         let cases: Vec<Vec<u8>> = vec![
             docs.repeat(3).into_bytes(),
+            // Empty values where a piece ends: placed at the next document's marker.
+            "a:\n---\nb:\n# c\n---\nc: [x]\nd:\n".repeat(3).into_bytes(),
             format!("{docs}---\nanchor: &x 1\nalias: *x\n---\ne: 5\n").into_bytes(),
             format!("{docs}---\nbad: [1, 2\n---\ne: 5\n").into_bytes(),
             format!("\u{feff}{docs}---\nlast: line").into_bytes(),
