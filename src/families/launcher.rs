@@ -75,7 +75,7 @@ pub struct Launcher {
     envelopes: BTreeMap<String, Schema>,
     /// The same envelopes with `metadata` opened to Kubernetes object metadata.
     admitted: BTreeMap<String, Schema>,
-    types: BTreeMap<(TypeCategory, String), Judged>,
+    types: BTreeMap<TypeCategory, BTreeMap<String, Judged>>,
     names: BTreeMap<TypeCategory, Vec<String>>,
     /// What a trait that only a CapabilityDefinition declares is checked against.
     carved_out: Schema,
@@ -125,7 +125,7 @@ impl Launcher {
             })
             .collect();
 
-        let mut types = BTreeMap::new();
+        let mut types: BTreeMap<TypeCategory, BTreeMap<String, Judged>> = BTreeMap::new();
         let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
         for ((category, name), t) in &registry.launcher {
             names.entry(*category).or_default().push(name.clone());
@@ -137,7 +137,10 @@ impl Launcher {
                     schema.properties.entry(key.to_string()).or_insert(std::sync::Arc::new(s));
                 }
             }
-            types.insert((*category, name.clone()), Judged { schema, hints: t.hints.clone(), stated });
+            types
+                .entry(*category)
+                .or_default()
+                .insert(name.clone(), Judged { schema, hints: t.hints.clone(), stated });
         }
         let mut carved_out = Schema::of(Type::Object).open();
         for (key, s) in engine_trait_properties() {
@@ -286,7 +289,7 @@ impl Launcher {
                 let at = pointer(&[&at, "/traits/", itoa::Buffer::new().format(j)]);
                 let Some(tt) = t.get("type").and_then(Value::as_str) else { continue };
                 let owner = || format!("component \"{name}\": trait \"{tt}\"");
-                let judged = match self.types.get(&(TypeCategory::Trait, tt.to_string())) {
+                let judged = match self.judged(TypeCategory::Trait, tt) {
                     Some(j) => Some(j),
                     None if self.inputs.capabilities.contains_key(tt) => None,
                     None => {
@@ -400,11 +403,16 @@ impl Launcher {
         pointer: impl FnOnce() -> String,
         cx: &mut Context<'_>,
     ) -> Option<&Judged> {
-        let found = self.types.get(&(category, ty.to_string()));
+        let found = self.judged(category, ty);
         if found.is_none() {
             self.unknown(category, ty, &pointer(), cx);
         }
         found
+    }
+
+    /// How a type of this category and name is judged, if the registry has it.
+    fn judged(&self, category: TypeCategory, ty: &str) -> Option<&Judged> {
+        self.types.get(&category)?.get(ty)
     }
 
     fn unknown(&self, category: TypeCategory, ty: &str, pointer: &str, cx: &mut Context<'_>) {
