@@ -151,6 +151,12 @@ impl<'t> Reader<'t, '_, '_> {
         self.indent
     }
 
+    /// The first byte at or after `from` on the current line that is not a space (the line's
+    /// end if there is none).
+    fn past_spaces(&self, from: usize) -> usize {
+        from + self.bytes[from..self.line_end].iter().take_while(|&&b| b == b' ').count()
+    }
+
     /// Where byte `at` of the current line is.
     fn at(&self, at: usize) -> Position {
         let before = &self.text[self.line_start..at];
@@ -273,11 +279,9 @@ impl<'t> Reader<'t, '_, '_> {
         let end = self.line_end();
         let (text, style, after) = match self.bytes[at] {
             // A quoted scalar that does not close on its line is no key (it may be a value).
-            quote @ (b'"' | b'\'') => {
-                let Ok((text, after)) = self.quoted(at, None) else { return Ok(None) };
-                let style =
-                    if quote == b'"' { TScalarStyle::DoubleQuoted } else { TScalarStyle::SingleQuoted };
-                (text, style, after)
+            b'"' | b'\'' => {
+                let Ok(quoted) = self.quoted(at, None) else { return Ok(None) };
+                quoted
             }
             b if indicator(b) => return Ok(None),
             _ => {
@@ -346,7 +350,7 @@ impl<'t> Reader<'t, '_, '_> {
     /// The value of a key whose `:` ends just before `from`, the key at column `indent`.
     fn value_after(&mut self, from: usize, indent: usize) -> Read<()> {
         let end = self.line_end();
-        let mut at = from + self.bytes[from..end].iter().take_while(|&&b| b == b' ').count();
+        let mut at = self.past_spaces(from);
         if self.bytes[at] == b'&' {
             at = self.anchor_at(at)?;
         }
@@ -393,7 +397,7 @@ impl<'t> Reader<'t, '_, '_> {
         let dash = self.line_start + indent;
         let start = if indentless {
             let end = self.line_end();
-            let content = dash + 1 + self.bytes[dash + 1..end].iter().take_while(|&&b| b == b' ').count();
+            let content = self.past_spaces(dash + 1);
             if content == end || self.bytes[content] == b'#' {
                 return Err(Declined);
             }
@@ -406,7 +410,7 @@ impl<'t> Reader<'t, '_, '_> {
         loop {
             let dash = self.line_start + indent;
             let end = self.line_end();
-            let mut at = dash + 1 + self.bytes[dash + 1..end].iter().take_while(|&&b| b == b' ').count();
+            let mut at = self.past_spaces(dash + 1);
             if self.bytes[at] == b'&' {
                 at = self.anchor_at(at)?;
             }
@@ -446,7 +450,7 @@ impl<'t> Reader<'t, '_, '_> {
     fn anchor_at(&mut self, at: usize) -> Read<usize> {
         let (name, after) = self.anchor_name(at + 1)?;
         let end = self.line_end();
-        let next = after + self.bytes[after..end].iter().take_while(|&&b| b == b' ').count();
+        let next = self.past_spaces(after);
         if next < end && (after == next || self.entry_at(next) || self.key(next)?.is_some()) {
             return Err(Declined);
         }
@@ -476,15 +480,10 @@ impl<'t> Reader<'t, '_, '_> {
         match self.bytes[at] {
             b'|' | b'>' => return self.block_scalar(at, parent),
             b'"' | b'\'' => {
-                let (text, after) = self.quoted(at, Some(parent))?;
+                let (text, style, after) = self.quoted(at, Some(parent))?;
                 if !self.void_from(after, false) {
                     return Err(Declined);
                 }
-                let style = if self.bytes[at] == b'"' {
-                    TScalarStyle::DoubleQuoted
-                } else {
-                    TScalarStyle::SingleQuoted
-                };
                 self.scalar(text.into_owned(), style, begin);
             }
             b'[' | b'{' => {
@@ -645,8 +644,9 @@ impl<'t> Reader<'t, '_, '_> {
     /// closing quote, on the line the reader is then on. With `parent` (the column its lines
     /// must be indented past) it may run over lines, folded as YAML folds them; without, it
     /// must close on its line (a key, an item of a flow collection).
-    fn quoted(&mut self, at: usize, parent: Option<usize>) -> Read<(Cow<'t, str>, usize)> {
+    fn quoted(&mut self, at: usize, parent: Option<usize>) -> Read<(Cow<'t, str>, TScalarStyle, usize)> {
         let quote = self.bytes[at];
+        let style = if quote == b'"' { TScalarStyle::DoubleQuoted } else { TScalarStyle::SingleQuoted };
         let mut text: Cow<'t, str> = Cow::Borrowed("");
         let mut run = at + 1;
         let mut i = at + 1;
@@ -667,7 +667,7 @@ impl<'t> Reader<'t, '_, '_> {
                         Cow::Borrowed(_) => text = Cow::Borrowed(tail),
                         Cow::Owned(s) => s.push_str(tail),
                     }
-                    return Ok((text, i + 1));
+                    return Ok((text, style, i + 1));
                 }
                 if b != b'\\' || quote != b'"' {
                     i += 1;
@@ -747,7 +747,7 @@ impl<'t> Reader<'t, '_, '_> {
         let mut i = at + 1;
         let mut entries = 0;
         loop {
-            i += self.bytes[i..end].iter().take_while(|&&b| b == b' ').count();
+            i = self.past_spaces(i);
             if i == end {
                 return Err(Declined);
             }
@@ -759,11 +759,11 @@ impl<'t> Reader<'t, '_, '_> {
                 if self.bytes.get(i..i + 2) != Some(b": ") {
                     return Err(Declined);
                 }
-                i += 2 + self.bytes[i + 2..end].iter().take_while(|&&b| b == b' ').count();
+                i = self.past_spaces(i + 2);
             }
             i = self.flow_scalar(i, end, false)?;
             entries += 1;
-            i += self.bytes[i..end].iter().take_while(|&&b| b == b' ').count();
+            i = self.past_spaces(i);
             match self.bytes.get(i) {
                 Some(b',') => i += 1,
                 Some(&b) if b == close => break,
@@ -782,8 +782,7 @@ impl<'t> Reader<'t, '_, '_> {
         let begin = self.at(at);
         let b = self.bytes[at];
         if b == b'"' || b == b'\'' {
-            let (text, after) = self.quoted(at, None)?;
-            let style = if b == b'"' { TScalarStyle::DoubleQuoted } else { TScalarStyle::SingleQuoted };
+            let (text, style, after) = self.quoted(at, None)?;
             self.scalar(text.into_owned(), style, begin);
             return Ok(after);
         }
