@@ -963,16 +963,10 @@ mod tests {
 mod line_reader {
     use super::*;
 
+    /// The YAML files under `dir` (none when it is absent), found as `check` finds them.
     fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                yaml_files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
-                out.push(p);
-            }
-        }
+        let found = crate::report::discover(dir).unwrap_or_default();
+        out.extend(found.into_iter().filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml")));
     }
 
     /// Every YAML file covenant ships as a fixture (and the shared corpus, when it is beside
