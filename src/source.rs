@@ -32,6 +32,11 @@ impl Position {
     fn of(mark: Marker) -> Position {
         Position { line: mark.line().max(1), column: mark.col() + 1 }
     }
+
+    /// The same place in a stream that has `lines` more lines before it.
+    fn below(self, lines: usize) -> Position {
+        Position { line: self.line + lines, ..self }
+    }
 }
 
 /// Where each member and item of a document starts, by RFC 6901 pointer.
@@ -329,20 +334,16 @@ fn general_from(
     builder.documents = from.documents;
     builder.lines_before = from.lines;
     let mut parser = Parser::new(chars);
-    let error = parser.load(&mut builder, true).err().map(|e| {
-        let at = Position::of(*e.marker());
-        SyntaxError {
-            reason: match e.info() {
-                // The reader counts flow nesting in a byte.
-                "recursion limit exceeded" => {
-                    "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads"
-                        .to_string()
-                }
-                other => other.to_string(),
-            },
-            at: Position { line: at.line + from.lines, ..at },
-            documents_before: builder.documents,
-        }
+    let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
+        reason: match e.info() {
+            // The reader counts flow nesting in a byte.
+            "recursion limit exceeded" => {
+                "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads".to_string()
+            }
+            other => other.to_string(),
+        },
+        at: Position::of(*e.marker()).below(from.lines),
+        documents_before: builder.documents,
     });
     error.or(builder.error.take())
 }
@@ -752,7 +753,7 @@ impl MarkedEventReceiver for Builder<'_> {
 impl Builder<'_> {
     /// Take one event of the stream, which begins at `mark`.
     fn on(&mut self, ev: Event, mark: Position) {
-        let mark = Position { line: mark.line + self.lines_before, ..mark };
+        let mark = mark.below(self.lines_before);
         if self.halted {
             return;
         }
