@@ -864,7 +864,9 @@ impl SchemaBearing {
             }
         };
         let mut outcome = LiveOutcome::default();
-        let mut ev = Evaluator::new();
+        // Built at the first live object: with none (a kind nobody uses yet) the CEL
+        // environment is not needed.
+        let mut evaluator: Option<Evaluator> = None;
         let converted = converts(new);
         for (version, index, changes) in work {
             let subject_text = evolution.subject(Some(version));
@@ -913,7 +915,9 @@ impl SchemaBearing {
                     None => None,
                 })
                 .collect();
-            ev.unprovable.clear();
+            if let Some(ev) = evaluator.as_mut() {
+                ev.unprovable.clear();
+            }
             let mut failing = Vec::new();
             for o in &of_version {
                 if cx.stop.raised() {
@@ -921,8 +925,8 @@ impl SchemaBearing {
                         .push("the request's deadline passed before every live object was checked".into());
                     break;
                 }
-                let out =
-                    validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, &mut ev);
+                let ev = evaluator.get_or_insert_with(Evaluator::new);
+                let out = validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, ev);
                 if let Some(first) = out.violations.first() {
                     let ns = o.at("/metadata/namespace").and_then(Value::as_str);
                     let name = o.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
@@ -931,9 +935,9 @@ impl SchemaBearing {
                     failing.push(format!("{who} at {at} ({})", first.message()));
                 }
             }
-            unprovable.extend(
-                ev.unprovable.iter().filter(|why| added.iter().any(|a| why.contains(a.as_str()))).cloned(),
-            );
+            let reasons = evaluator.as_ref().map(|ev| ev.unprovable.as_slice()).unwrap_or_default();
+            unprovable
+                .extend(reasons.iter().filter(|why| added.iter().any(|a| why.contains(a.as_str()))).cloned());
             let outcome_text = if !failing.is_empty() {
                 let shown: Vec<&String> = failing.iter().take(3).collect();
                 let more = if failing.len() > 3 {
