@@ -2,7 +2,11 @@
 //! hyper-util, rustls), with none of covenant's work. It reads the body, parses it into a
 //! `serde_json::Value`, and allows with the same uid. Not a product; a measuring stick.
 //!
-//! `bare_webhook --cert F --key F --listen ADDR [--threads N]`
+//! With `--floor` it reads the body and allows without parsing it (the uid is found by a byte
+//! search): what any webhook on this stack pays for TLS, HTTP and the body before it does any
+//! work, so the load bench can tell covenant's work apart from the transport's.
+//!
+//! `bare_webhook --cert F --key F --listen ADDR [--threads N] [--floor]`
 
 use std::sync::Arc;
 
@@ -24,6 +28,22 @@ async fn validate(body: Bytes) -> ([(&'static str, &'static str); 1], Vec<u8>) {
         "response": {"uid": uid, "allowed": true}
     });
     ([("content-type", "application/json")], serde_json::to_vec(&out).unwrap_or_default())
+}
+
+/// The floor: the body received whole, the uid found by its bytes, nothing parsed.
+async fn floor(body: Bytes) -> ([(&'static str, &'static str); 1], Vec<u8>) {
+    const UID: &[u8] = b"\"uid\":\"";
+    let uid = body
+        .windows(UID.len())
+        .position(|w| w == UID)
+        .map(|at| &body[at + UID.len()..])
+        .and_then(|rest| rest.iter().position(|b| *b == b'"').map(|end| &rest[..end]))
+        .unwrap_or_default();
+    let mut out =
+        br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":""#.to_vec();
+    out.extend_from_slice(uid);
+    out.extend_from_slice(br#"","allowed":true}}"#);
+    ([("content-type", "application/json")], out)
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -51,7 +71,11 @@ fn main() {
                 .unwrap();
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let app = Router::new().route("/api/v0/validate", post(validate));
+        let app = if args.iter().any(|a| a == "--floor") {
+            Router::new().route("/api/v0/validate", post(floor))
+        } else {
+            Router::new().route("/api/v0/validate", post(validate))
+        };
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
         loop {

@@ -5,6 +5,12 @@
 //! request (from /proc/<pid>/stat), and the covenant ÷ bare ratios, each computed within a
 //! round and then taken as the median over rounds.
 //!
+//! A third server, the floor (`bare_webhook --floor`: the body received, nothing parsed),
+//! measures what TLS, HTTP and the body cost on this stack before any work. The bench also
+//! prints covenant's work over the bare server's work, both net of the floor: (covenant −
+//! floor) ÷ (bare − floor), i.e. what covenant does for a review against what a
+//! `serde_json::Value` parse of it costs.
+//!
 //! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN]`
 //! Every request goes to 127.0.0.1; every loop is bounded in time; both servers are killed
 //! by PID at the end.
@@ -66,6 +72,7 @@ enum Proto {
     H2 { conns: usize, streams: usize },
 }
 
+#[derive(Clone)]
 struct Round {
     requests: u64,
     errors: u64,
@@ -296,7 +303,7 @@ fn main() {
     let w = certs.write(dir.path()).unwrap();
     let (cert, key) = (w.cert.display().to_string(), w.key.display().to_string());
 
-    let (cp, ap, bp) = (free_port(), free_port(), free_port());
+    let (cp, ap, bp, fp) = (free_port(), free_port(), free_port(), free_port());
     // The published constructs a concerned Component's pin resolves against (offline view).
     let context = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/openchoreo/published")
@@ -327,6 +334,11 @@ fn main() {
             .iter()
             .map(|s| s.to_string())
             .collect();
+    let floor_args: Vec<String> =
+        ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{fp}"), "--floor"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     let mut servers = vec![
         Server {
             name: "bare",
@@ -337,6 +349,11 @@ fn main() {
             name: "covenant",
             child: spawn("covenant", pinned, &covenant_bin, &covenant_args),
             addr: ([127, 0, 0, 1], cp).into(),
+        },
+        Server {
+            name: "floor",
+            child: spawn("floor", pinned, &bare_bin, &floor_args),
+            addr: ([127, 0, 0, 1], fp).into(),
         },
     ];
     for s in &servers {
@@ -397,11 +414,11 @@ fn main() {
         if only.as_ref().is_some_and(|o| !title.contains(o.as_str())) {
             continue;
         }
-        let mut per: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
+        let mut per: Vec<Vec<Round>> = vec![Vec::new(); servers.len()];
         for r in 0..rounds {
-            // Alternate which server goes first, so slow drift cancels.
-            let order: [usize; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
-            for i in order {
+            // Rotate which server goes first, so slow drift cancels.
+            let n = servers.len();
+            for i in (0..n).map(|k| (k + r) % n) {
                 // A server that stopped is named with how it ended, not found later as a
                 // refused connection.
                 if let Ok(Some(status)) = servers[i].child.try_wait() {
@@ -441,6 +458,18 @@ fn main() {
         let cpu_ratio = ratio(&|r| r.cpu / r.requests.max(1) as f64);
         let rps_ratio = ratio(&|r| r.requests as f64 / r.wall);
         println!("  covenant / bare: CPU per request {cpu_ratio:.2}x, req/s {rps_ratio:.2}x (medians of per-round ratios)");
+        let per_request = |r: &Round| r.cpu / r.requests.max(1) as f64;
+        let net = median(
+            (0..rounds)
+                .map(|r| {
+                    let floor = per_request(&per[2][r]);
+                    (per_request(&per[1][r]) - floor) / (per_request(&per[0][r]) - floor)
+                })
+                .collect(),
+        );
+        println!(
+            "  net of the floor: covenant's work / a Value parse's {net:.2}x (median of per-round ratios)"
+        );
     }
     for s in &mut servers {
         let _ = s.child.kill();
