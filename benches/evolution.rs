@@ -10,7 +10,8 @@ use serde_json::Value;
 use std::hint::black_box;
 
 use covenant::families::construct::{contract, contract_diff};
-use covenant::families::schema_bearing::{evolve, evolve_outlines, Outline};
+use covenant::families::schema_bearing::{evolve, evolve_outlines, evolve_outlines_keeping, Outline};
+use covenant::schema::openapi::Keep;
 
 const PAIRS: [(&str, &str, &str); 2] = [
     ("kyverno_1.2MB", "kyverno/clusterpolicies/v1.12.0.yaml", "kyverno/clusterpolicies/v1.13.0.yaml"),
@@ -63,8 +64,8 @@ fn evolution(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("diff", name), &(&old_doc, &new_doc), |b, (o, n)| {
             b.iter(|| evolve(black_box(o), black_box(n)))
         });
-        // From the JSON text, reading included: what `covenant diff a.json b.json` and the
-        // webhook pay (the document outlined, each version schema read straight into the model).
+        // From the JSON text, reading included: what `covenant diff a.json b.json` pays (the
+        // document outlined, each version schema read straight into the model).
         assert_eq!(
             evolve_outlines(&Outline::of_text(&old_json).unwrap(), &Outline::of_text(&new_json).unwrap()),
             e
@@ -77,6 +78,18 @@ fn evolution(c: &mut Criterion) {
                     let (o, n) =
                         (Outline::of_text(black_box(o)).unwrap(), Outline::of_text(black_box(n)).unwrap());
                     evolve_outlines(&o, &n)
+                })
+            },
+        );
+        // The same, judged on the schemas' shape (no descriptions): what the webhook pays.
+        g.bench_with_input(
+            BenchmarkId::new("read_and_judge_json", name),
+            &(&old_json, &new_json),
+            |b, (o, n)| {
+                b.iter(|| {
+                    let (o, n) =
+                        (Outline::of_text(black_box(o)).unwrap(), Outline::of_text(black_box(n)).unwrap());
+                    evolve_outlines_keeping(&o, &n, Keep::SHAPE)
                 })
             },
         );

@@ -12,7 +12,7 @@ use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
 use covenant::report::{check, Source};
 use covenant::schema::openapi::{
-    crd_schemas, load, load_keeping_unknown, load_text, load_text_beside, Dialect,
+    crd_schemas, load, load_keeping, load_keeping_unknown, load_text, load_text_beside, Dialect, Keep,
 };
 use covenant::schema::pointer::Location;
 use covenant::schema::Schema;
@@ -91,9 +91,21 @@ pub fn schema_diff(data: &[u8]) -> bool {
     // Read beside the old schema (sharing the nodes whose bytes the new one repeats), the new
     // schema is the model read alone, or the same problems.
     for keep in [false, true] {
-        if let Ok(twin) = load_text_beside(old, &at, keep, None) {
-            let beside = load_text_beside(new, &at, keep, Some(&twin)).map(|p| Schema::clone(&p.root));
+        let described = Keep { unknown: keep, descriptions: true };
+        if let Ok(twin) = load_text_beside(old, &at, described, None) {
+            let beside = load_text_beside(new, &at, described, Some(&twin)).map(|p| Schema::clone(&p.root));
             assert_eq!(beside, load_text(new, &at, Dialect::OpenApi, keep), "read beside the old schema");
+        }
+        // Without descriptions, from text (beside the old or alone) as from the tree.
+        let shape = Keep { unknown: keep, descriptions: false };
+        if let Ok(tree) = serde_json::from_str::<serde_json::Value>(new) {
+            let loaded = load_keeping(&tree, &at, Dialect::OpenApi, shape);
+            let alone = load_text_beside(new, &at, shape, None).map(|p| Schema::clone(&p.root));
+            assert_eq!(alone, loaded, "read without descriptions from text and tree");
+            if let Ok(twin) = load_text_beside(old, &at, shape, None) {
+                let beside = load_text_beside(new, &at, shape, Some(&twin)).map(|p| Schema::clone(&p.root));
+                assert_eq!(beside, loaded, "read without descriptions beside the old schema");
+            }
         }
     }
     let first = |text: &str| covenant::source::parse_stream(text).0.into_iter().next().map(|d| d.value);

@@ -15,15 +15,18 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use covenant::families::schema_bearing::{
-    declared_at, evolve, evolve_outlines, schema_pointer, Flavor, Outline, Source,
+    declared_at, evolve, evolve_outlines, evolve_outlines_keeping, schema_pointer, Flavor, Outline, Source,
 };
 use covenant::rules::evolution::{judge, Direction};
 use covenant::schema::diff::{diff, ChangeKind};
-use covenant::schema::openapi::{decode_clean, load_keeping_unknown as load, load_text_beside, Dialect};
+use covenant::schema::openapi::{
+    decode_clean, load_keeping_unknown as load, load_text_beside, Dialect, Keep,
+};
 use covenant::schema::pointer::Location;
-use covenant::schema::Schema;
+use covenant::schema::{Additional, Schema};
 use covenant::versioning::Bump;
 use serde_json::Value;
 
@@ -36,6 +39,25 @@ fn yaml_docs(path: &Path) -> Vec<Value> {
 
 /// Of the properties two schemas both declare (at any depth, below properties both declare),
 /// how many are one shared node, and how many were built apart.
+/// A schema without its descriptions, at every node.
+fn undescribed(s: &Schema) -> Schema {
+    let under = |c: &Arc<Schema>| Arc::new(undescribed(c));
+    Schema {
+        description: None,
+        properties: s.properties.iter().map(|(k, c)| (k.clone(), under(c))).collect(),
+        additional: match &s.additional {
+            Additional::Schema(c) => Additional::Schema(under(c)),
+            other => other.clone(),
+        },
+        items: s.items.as_ref().map(under),
+        all_of: s.all_of.iter().map(under).collect(),
+        any_of: s.any_of.iter().map(under).collect(),
+        one_of: s.one_of.iter().map(under).collect(),
+        not: s.not.as_ref().map(under),
+        ..s.clone()
+    }
+}
+
 fn sharing(old: &Schema, new: &Schema) -> (usize, usize) {
     let (mut shared, mut apart) = (0, 0);
     for (name, n) in &new.properties {
@@ -342,6 +364,23 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             (Outline::of_text(&old_text).unwrap(), Outline::of_text(&new_text).unwrap());
         assert!(new_outline.schemas.iter().flatten().all(|s| matches!(s, Source::Text(_))), "{id}");
         assert_eq!(evolve_outlines(&old_outline, &new_outline), e, "{id}: read from text");
+        // Judged on its shape alone (as the webhook reads an update), the evolution is the
+        // whole one less its description changes, over the same schemas without descriptions.
+        let shape = evolve_outlines_keeping(&old_outline, &new_outline, Keep::SHAPE);
+        let mut expected = e.clone();
+        for v in &mut expected.versions {
+            v.changes.retain(|j| j.change.kind != ChangeKind::DescriptionChanged);
+        }
+        assert_eq!(shape.versions, expected.versions, "{id}: the shape's changes");
+        assert_eq!(
+            (&shape.structural, &shape.unreadable, &shape.storage_move),
+            (&expected.structural, &expected.unreadable, &expected.storage_move),
+            "{id}: the shape's findings"
+        );
+        assert_eq!(shape.schemas.keys().collect::<Vec<_>>(), e.schemas.keys().collect::<Vec<_>>());
+        for (version, schema) in &shape.schemas {
+            assert!(**schema == undescribed(&e.schemas[version]), "{id}: {version}: the shape's schema");
+        }
         // Each schema text is read straight into the model (none declines: the apiserver
         // accepted them all), and the model is the one the loader builds from the parsed text.
         for (side, outline) in [("old", &old_outline), ("new", &new_outline)] {
@@ -363,8 +402,8 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             else {
                 continue;
             };
-            let twin = load_text_beside(old_text, &at, true, None).unwrap();
-            let beside = load_text_beside(new_text, &at, true, Some(&twin)).unwrap();
+            let twin = load_text_beside(old_text, &at, Keep::ALL, None).unwrap();
+            let beside = load_text_beside(new_text, &at, Keep::ALL, Some(&twin)).unwrap();
             assert!(
                 *beside.root == decode_clean(new_text, true).unwrap(),
                 "{id}: version {i} read beside the old"

@@ -32,7 +32,7 @@ use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::evaluate::Evaluator;
-use crate::schema::openapi::{load_keeping_unknown as load, load_text_beside, Dialect, Placed};
+use crate::schema::openapi::{load_keeping, load_text_beside, Dialect, Keep, Placed};
 use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
@@ -256,6 +256,7 @@ fn fingerprint(v: &Value) -> u64 {
 /// from the same version's schema before.
 fn load_schemas<'a>(
     vs: &[Version<'a>],
+    keep: Keep,
     loaded: &mut Loaded<'a>,
     problems: &mut Vec<(String, String)>,
     twins: Option<&BTreeMap<String, Arc<Schema>>>,
@@ -279,8 +280,10 @@ fn load_schemas<'a>(
             .and_then(|t| loaded.iter().find(|(_, _, s, _)| Arc::ptr_eq(s, t)))
             .and_then(|(_, _, _, placed)| placed.as_ref());
         let schema = match raw {
-            Source::Text(text) => load_text_beside(text, &at, true, twin).map(|p| (p.root.clone(), Some(p))),
-            Source::Tree(tree) => load(tree, &at, Dialect::OpenApi).map(|s| (Arc::new(s), None)),
+            Source::Text(text) => load_text_beside(text, &at, keep, twin).map(|p| (p.root.clone(), Some(p))),
+            Source::Tree(tree) => {
+                load_keeping(tree, &at, Dialect::OpenApi, keep).map(|s| (Arc::new(s), None))
+            }
         };
         match schema {
             Ok((s, placed)) => {
@@ -318,6 +321,17 @@ pub fn evolve(old: &Value, new: &Value) -> Evolution {
 
 /// Diff an update of a CRD or XRD read as outlines (its schemas apart, as text or trees).
 pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> Evolution {
+    evolve_outlines_keeping(old_outline, new_outline, Keep::ALL)
+}
+
+/// Diff an update read as outlines, the schemas loaded keeping what `keep` says: without
+/// descriptions (`Keep::SHAPE`) the evolution is the one with descriptions less its
+/// description changes (annotations, PATCH), and its schemas carry none.
+pub fn evolve_outlines_keeping(
+    old_outline: &Outline<'_>,
+    new_outline: &Outline<'_>,
+    keep: Keep,
+) -> Evolution {
     let (old, new): (&Value, &Value) = (&old_outline.doc, &new_outline.doc);
     let flavor = Flavor::of(new).or_else(|| Flavor::of(old)).unwrap_or(Flavor::Crd);
     let name = text(new, "/metadata/name");
@@ -325,8 +339,8 @@ pub fn evolve_outlines(old_outline: &Outline<'_>, new_outline: &Outline<'_>) -> 
     let mut unreadable = Vec::new();
     let mut scratch = Vec::new();
     let mut loaded = Loaded::new();
-    let old_schemas = load_schemas(&old_versions, &mut loaded, &mut scratch, None);
-    let new_schemas = load_schemas(&new_versions, &mut loaded, &mut unreadable, Some(&old_schemas));
+    let old_schemas = load_schemas(&old_versions, keep, &mut loaded, &mut scratch, None);
+    let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
     let mut structural = Vec::new();
 
     // Identity.
@@ -704,8 +718,25 @@ impl Family for SchemaBearing {
         let (Some(new), Some(old)) = (&subject.object, &subject.old_object) else { return };
         let (Some(new), Some(old)) = (outline(new), outline(old)) else { return };
         self.advise_unless_enforced(&new.doc, Some(&old.doc), cx);
-        let evolution = evolve_outlines(&old, &new);
+        let evolution = evolve_outlines_keeping(&old, &new, judged(&new));
         self.report(&evolution, &new, cx);
+    }
+}
+
+/// What the webhook reads of a document's schemas: their shape. A description change is an
+/// annotation (PATCH), never reported on an update, and descriptions are most of a CRD's
+/// bytes; they are read only when a derived-name template may cite one as a limit's reason
+/// (CVN-218).
+fn judged(new: &Outline<'_>) -> Keep {
+    let cites = new
+        .doc
+        .at("/metadata/annotations")
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(super::derived::ANNOTATION));
+    if cites {
+        Keep::ALL
+    } else {
+        Keep::SHAPE
     }
 }
 
@@ -739,7 +770,7 @@ impl SchemaBearing {
             spec.insert("versions".into(), Value::Array(Vec::new()));
         }
         let empty = Outline::of_value(&empty);
-        let evolution = evolve_outlines(&empty, &new);
+        let evolution = evolve_outlines_keeping(&empty, &new, judged(&new));
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);

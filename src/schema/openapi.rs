@@ -123,9 +123,31 @@ fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
+/// What a load keeps beside a schema's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep {
+    /// A keyword the model does not know is kept as an extension (else it is a problem).
+    pub unknown: bool,
+    /// `description`s are kept. Else each is still read and must be a string, but the model
+    /// holds none: a judgement of shape never reads them, and they are most of a CRD's bytes.
+    pub descriptions: bool,
+}
+
+impl Keep {
+    /// Everything read: unknown keywords as extensions, and descriptions.
+    pub const ALL: Keep = Keep { unknown: true, descriptions: true };
+    /// Unknown keywords as extensions, no descriptions: the shape a CRD update is judged on.
+    pub const SHAPE: Keep = Keep { unknown: true, descriptions: false };
+
+    /// Descriptions, and unknown keywords when `unknown`.
+    const fn described(unknown: bool) -> Keep {
+        Keep { unknown, descriptions: true }
+    }
+}
+
 /// Load a schema at `at`; every problem is returned.
 pub fn load(value: &Value, at: &Location, dialect: Dialect) -> Result<Schema, Vec<LoadProblem>> {
-    load_with(value, at, dialect, false)
+    load_with(value, at, dialect, Keep::described(false))
 }
 
 /// Load a schema the way the diff reads a stored one: a keyword the model does not know is
@@ -137,14 +159,24 @@ pub fn load_keeping_unknown(
     at: &Location,
     dialect: Dialect,
 ) -> Result<Schema, Vec<LoadProblem>> {
-    load_with(value, at, dialect, true)
+    load_with(value, at, dialect, Keep::ALL)
+}
+
+/// Load a schema keeping what `keep` says (`load_keeping_unknown` keeps everything).
+pub fn load_keeping(
+    value: &Value,
+    at: &Location,
+    dialect: Dialect,
+    keep: Keep,
+) -> Result<Schema, Vec<LoadProblem>> {
+    load_with(value, at, dialect, keep)
 }
 
 /// The direct reader alone: the model of a clean OpenAPI schema text, `None` where it
 /// declines (a problem to word, or a text it does not take). `load_text` is what callers want;
 /// this shows which path a text takes.
 pub fn decode_clean(text: &str, keep_unknown: bool) -> Option<Schema> {
-    text::decode(text, keep_unknown)
+    text::decode(text, Keep::described(keep_unknown))
 }
 
 /// Load a structural schema from its JSON text, as `load_keeping_unknown` (when
@@ -158,40 +190,36 @@ pub fn load_text(
     keep_unknown: bool,
 ) -> Result<Schema, Vec<LoadProblem>> {
     if dialect == Dialect::OpenApi {
-        if let Some(schema) = text::decode(text, keep_unknown) {
+        if let Some(schema) = text::decode(text, Keep::described(keep_unknown)) {
             return Ok(schema);
         }
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(tree) => load_with(&tree, at, dialect, keep_unknown),
+        Ok(tree) => load_with(&tree, at, dialect, Keep::described(keep_unknown)),
         Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
     }
 }
 
 /// Load an OpenAPI schema text as `load_text` does, beside one read before (the same version's
 /// schema before an update): every node whose bytes repeat the twin's node at the same place
-/// is the twin's node, shared, not built again. What is loaded equals what `load_text` loads.
+/// is the twin's node, shared, not built again (the twin must have been read keeping the
+/// same). What is loaded equals what `load_keeping` loads from the parsed text.
 pub fn load_text_beside<'t>(
     text: &'t str,
     at: &Location,
-    keep_unknown: bool,
+    keep: Keep,
     twin: Option<&Placed<'_>>,
 ) -> Result<Placed<'t>, Vec<LoadProblem>> {
-    if let Some(placed) = text::decode_placed(text, keep_unknown, twin) {
+    if let Some(placed) = text::decode_placed(text, keep, twin) {
         return Ok(placed);
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(tree) => load_with(&tree, at, Dialect::OpenApi, keep_unknown).map(|s| Placed::unplaced(text, s)),
+        Ok(tree) => load_with(&tree, at, Dialect::OpenApi, keep).map(|s| Placed::unplaced(text, s)),
         Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
     }
 }
 
-fn load_with(
-    value: &Value,
-    at: &Location,
-    dialect: Dialect,
-    keep_unknown: bool,
-) -> Result<Schema, Vec<LoadProblem>> {
+fn load_with(value: &Value, at: &Location, dialect: Dialect, keep: Keep) -> Result<Schema, Vec<LoadProblem>> {
     let mut loader = Loader {
         root: value,
         base: at,
@@ -200,7 +228,7 @@ fn load_with(
         refs: Vec::new(),
         definitions: HashMap::new(),
         nodes: 0,
-        keep_unknown,
+        keep,
     };
     let schema = loader.node(value, &At::root(at));
     if loader.problems.is_empty() {
@@ -268,8 +296,9 @@ struct Loader<'v> {
     definitions: HashMap<String, Arc<Schema>>,
     /// The nodes built so far, against `MAX_SCHEMA_NODES`.
     nodes: usize,
-    /// Keep unknown keywords as extensions instead of reporting them.
-    keep_unknown: bool,
+    /// What is kept beside the shape: unknown keywords (as extensions, instead of reporting
+    /// them), descriptions.
+    keep: Keep,
 }
 
 impl<'v> Loader<'v> {
@@ -474,7 +503,12 @@ impl<'v> Loader<'v> {
                 "const" => s.enumeration = Some(vec![v.clone()]),
                 "nullable" => s.nullable = self.boolean(v, here),
                 "default" => s.default = Some(v.clone()),
-                "description" => s.description = self.string(v, here),
+                "description" => {
+                    let description = self.string(v, here);
+                    if self.keep.descriptions {
+                        s.description = description;
+                    }
+                }
                 "title" => s.title = self.string(v, here),
                 "example" => s.example = Some(v.clone()),
                 "examples" => s.example = Some(v.clone()),
@@ -567,7 +601,7 @@ impl<'v> Loader<'v> {
                 {
                     s.extensions.insert(k.to_string(), v.clone());
                 }
-                k if (self.dialect == Dialect::OpenApi && OPENAPI_KEPT.contains(&k)) || self.keep_unknown => {
+                k if (self.dialect == Dialect::OpenApi && OPENAPI_KEPT.contains(&k)) || self.keep.unknown => {
                     s.extensions.insert(k.to_string(), v.clone());
                 }
                 other => {
@@ -806,7 +840,10 @@ mod tests {
         let tree: Value = serde_json::from_str(text).unwrap();
         for keep_unknown in [false, true] {
             let direct = decode_clean(text, keep_unknown).expect("a clean schema is read directly");
-            assert_eq!(direct, load_with(&tree, &at(), Dialect::OpenApi, keep_unknown).unwrap());
+            assert_eq!(
+                direct,
+                load_with(&tree, &at(), Dialect::OpenApi, Keep::described(keep_unknown)).unwrap()
+            );
             assert_eq!(load_text(text, &at(), Dialect::OpenApi, keep_unknown).unwrap(), direct);
         }
         let kept = r#"{"type":"object","x-covenant-note":{"a":1}}"#;
@@ -815,6 +852,31 @@ mod tests {
             decode_clean(kept, true).unwrap(),
             load_keeping_unknown(&serde_json::from_str(kept).unwrap(), &at(), Dialect::OpenApi).unwrap()
         );
+    }
+
+    #[test]
+    fn without_descriptions_none_is_kept_and_each_must_still_be_a_string() {
+        // Read directly, and by the loader (a keyword twice makes the direct reader decline).
+        for text in [
+            r#"{"type":"object","description":"d","properties":{"a":{"type":"string","description":"x\ny"}}}"#,
+            r#"{"type":"object","description":"d","properties":{"a":{"type":"string","type":"string","description":"x"}}}"#,
+        ] {
+            let shape = load_text_beside(text, &at(), Keep::SHAPE, None).unwrap();
+            assert!(shape.root.description.is_none(), "{text}");
+            assert!(shape.root.properties["a"].description.is_none(), "{text}");
+            let all = load_text_beside(text, &at(), Keep::ALL, None).unwrap();
+            assert_eq!(all.root.description.as_deref(), Some("d"), "{text}");
+            assert!(all.root.properties["a"].description.is_some(), "{text}");
+            let tree: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                *shape.root,
+                load_keeping(&tree, &at(), Dialect::OpenApi, Keep::SHAPE).unwrap(),
+                "{text}"
+            );
+        }
+        for text in [r#"{"type":"object","description":7}"#, r#"{"description":{"a":"b"}}"#] {
+            assert!(load_text_beside(text, &at(), Keep::SHAPE, None).is_err(), "{text}");
+        }
     }
 
     #[test]

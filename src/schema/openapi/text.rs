@@ -18,15 +18,15 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
-use super::{finish, KEYWORDS, MAX_SCHEMA_NODES, OPENAPI_KEPT};
+use super::{finish, Keep, KEYWORDS, MAX_SCHEMA_NODES, OPENAPI_KEPT};
 use crate::schema::{Additional, CelRule, Schema, Type};
 use crate::source::JsonKey;
 use crate::subject::Reader;
 
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
-pub(super) fn decode(text: &str, keep_unknown: bool) -> Option<Schema> {
-    decode_placed(text, keep_unknown, None).map(|placed| Arc::unwrap_or_clone(placed.root))
+pub(super) fn decode(text: &str, keep: Keep) -> Option<Schema> {
+    decode_placed(text, keep, None).map(|placed| Arc::unwrap_or_clone(placed.root))
 }
 
 /// A schema read from its text, with where each node lies in it: a later text read beside it
@@ -71,14 +71,10 @@ impl<'t> Placed<'t> {
 
 /// Read `text` as `decode` does; beside `twin`, a node whose bytes repeat the twin's node at
 /// the same place is the twin's node. What is built equals what `decode` builds.
-pub(super) fn decode_placed<'t>(
-    text: &'t str,
-    keep_unknown: bool,
-    twin: Option<&Placed<'_>>,
-) -> Option<Placed<'t>> {
+pub(super) fn decode_placed<'t>(text: &'t str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Placed<'t>> {
     // About one node for every 200 bytes of a CRD's schema text.
     let spans = Spans::with_capacity_and_hasher(text.len() / 200, BuildHasherDefault::default());
-    let mut read = Read { r: Reader::of_text(text), keep_unknown, nodes: 0, depth: 0, twin, spans };
+    let mut read = Read { r: Reader::of_text(text), keep, nodes: 0, depth: 0, twin, spans };
     let root = read.node(twin.map(|t| &t.root)).ok()?;
     if read.r.peek().is_some() {
         return None;
@@ -101,7 +97,7 @@ const MAX_DEPTH: usize = 100;
 
 struct Read<'a, 't> {
     r: Reader<'t>,
-    keep_unknown: bool,
+    keep: Keep,
     nodes: usize,
     depth: usize,
     twin: Option<&'a Placed<'a>>,
@@ -189,7 +185,7 @@ impl<'t> Read<'_, 't> {
                 if key == "$ref" {
                     return Err(Decline);
                 }
-                if !(OPENAPI_KEPT.contains(&key.as_ref()) || self.keep_unknown) {
+                if !(OPENAPI_KEPT.contains(&key.as_ref()) || self.keep.unknown) {
                     return Err(Decline);
                 }
                 let value = self.tree()?;
@@ -230,7 +226,14 @@ impl<'t> Read<'_, 't> {
                 "const" => s.enumeration = Some(vec![self.tree()?]),
                 "nullable" => s.nullable = self.value()?,
                 "default" => s.default = Some(self.tree()?),
-                "description" => s.description = Some(self.r.string()?.0.into_owned()),
+                "description" if self.keep.descriptions => {
+                    s.description = Some(self.r.string()?.0.into_owned())
+                }
+                // Checked to be a string, neither unescaped nor kept.
+                "description" if self.r.peek() == Some(b'"') => {
+                    self.r.skip()?;
+                }
+                "description" => return Err(Decline),
                 "title" => s.title = Some(self.r.string()?.0.into_owned()),
                 "example" | "examples" => s.example = Some(self.tree()?),
                 "format" => s.format = Some(self.r.string()?.0.into_owned()),
