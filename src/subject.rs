@@ -151,9 +151,11 @@ impl Object {
             .get_or_init(|| match &self.raw {
                 // Checking the text is UTF-8 once, up front, is cheaper than the string-by-string
                 // check a parse of bytes makes.
-                Some(raw) => std::str::from_utf8(raw)
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string())),
+                Some(raw) => match crate::source::utf8(raw) {
+                    Some(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+                    // The standard check words where the text stops being UTF-8.
+                    None => Err(std::str::from_utf8(raw).err().map(|e| e.to_string()).unwrap_or_default()),
+                },
                 None => Ok(Value::Null),
             })
             .as_ref()
@@ -163,7 +165,7 @@ impl Object {
     /// The object's JSON text, when it is still kept raw (from a review) and is UTF-8; a
     /// family that reads only part of a large object can read that part from here.
     pub fn text(&self) -> Option<&str> {
-        self.raw.as_ref().and_then(|raw| std::str::from_utf8(raw).ok())
+        self.raw.as_ref().and_then(|raw| crate::source::utf8(raw))
     }
 
     /// Why the object could not be parsed, if parsing was tried and failed.

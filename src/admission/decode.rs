@@ -254,7 +254,7 @@ const REQUIRED: u32 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 10;
 /// the body again and words what is wrong.
 fn read(body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
     // A body that is UTF-8 throughout is read as text: no value is checked again.
-    let mut r = Reader::of_text(std::str::from_utf8(body).ok()?);
+    let mut r = Reader::of_text(crate::source::utf8(body)?);
     if !r.enter_map() {
         return None;
     }
