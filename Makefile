@@ -22,7 +22,7 @@ fmt: ## format the code
 bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins
 	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning
 
-bench-load: ## covenant vs a bare parse-and-allow server over TLS, side by side (pinned cores)
+bench-load: ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
 	taskset -c 0 target/release/examples/loadbench --rounds 5 --seconds 3
 
