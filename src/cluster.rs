@@ -4,6 +4,7 @@
 
 pub mod live;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,6 +169,9 @@ impl ClusterView for EmptyCluster {
 #[derive(Clone, Debug, Default)]
 pub struct OfflineCluster {
     objects: Vec<Arc<Value>>,
+    /// The same objects by API group and kind, in the order they were read: a lookup reads
+    /// only its kind's objects, however many the context holds.
+    by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>>,
 }
 
 /// Files that could not be read into an offline cluster.
@@ -183,7 +187,23 @@ pub struct LoadError {
 impl OfflineCluster {
     /// An offline cluster holding these objects.
     pub fn from_objects(objects: impl IntoIterator<Item = Value>) -> OfflineCluster {
-        OfflineCluster { objects: objects.into_iter().map(Arc::new).collect() }
+        OfflineCluster::holding(objects.into_iter().map(Arc::new).collect())
+    }
+
+    fn holding(objects: Vec<Arc<Value>>) -> OfflineCluster {
+        let mut by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>> = BTreeMap::new();
+        for o in &objects {
+            let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
+            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            by_kind
+                .entry(group.to_string())
+                .or_default()
+                .entry(kind.to_string())
+                .or_default()
+                .push(o.clone());
+        }
+        OfflineCluster { objects, by_kind }
     }
 
     /// Every YAML or JSON document under `dir` (recursively).
@@ -200,7 +220,7 @@ impl OfflineCluster {
             }
             objects.extend(docs.into_iter().map(|d| Arc::new(d.value)));
         }
-        Ok(OfflineCluster { objects })
+        Ok(OfflineCluster::holding(objects))
     }
 }
 
@@ -223,18 +243,16 @@ impl ClusterView for OfflineCluster {
         if budget == Some(Duration::ZERO) {
             return Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO });
         }
-        let matches = |o: &Value| {
-            let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-            let o_group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
-            let o_kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            let o_ns = o.at("/metadata/namespace").and_then(Value::as_str);
-            o_group == group && o_kind == kind && (namespace.is_none() || o_ns == namespace)
+        let of_kind =
+            self.by_kind.get(group).and_then(|kinds| kinds.get(kind)).map(Vec::as_slice).unwrap_or_default();
+        let in_namespace = |o: &Value| {
+            namespace.is_none() || o.at("/metadata/namespace").and_then(Value::as_str) == namespace
         };
-        Ok(self.objects.iter().filter(|o| matches(o)).cloned().collect())
+        Ok(of_kind.iter().filter(|o| in_namespace(o)).cloned().collect())
     }
 
     fn cache_sizes(&self) -> Vec<(String, usize)> {
-        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for o in &self.objects {
             let api = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
             let group = api.split_once('/').map(|(g, _)| g).unwrap_or("");
@@ -257,10 +275,19 @@ mod tests {
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "a"}}),
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "b"}}),
             json!({"apiVersion": "v1", "kind": "Pod"}),
+            json!({"apiVersion": "example.com/v1", "kind": "Deployment", "metadata": {"namespace": "a"}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "c"}}),
         ]);
-        assert_eq!(c.list("apps", "Deployment", None, None).unwrap().len(), 2);
-        assert_eq!(c.list("apps", "Deployment", Some("a"), None).unwrap().len(), 1);
+        let namespaces = |listed: Vec<Arc<Value>>| -> Vec<String> {
+            listed.iter().map(|o| o["metadata"]["namespace"].as_str().unwrap_or("").to_string()).collect()
+        };
+        // Each kind's objects in the order they were read, no other group's.
+        assert_eq!(namespaces(c.list("apps", "Deployment", None, None).unwrap()), ["a", "b", "c"]);
+        assert_eq!(namespaces(c.list("apps", "Deployment", Some("a"), None).unwrap()), ["a"]);
+        assert_eq!(namespaces(c.list("example.com", "Deployment", None, None).unwrap()), ["a"]);
         assert_eq!(c.list("", "Pod", None, None).unwrap().len(), 1);
+        assert!(c.list("apps", "Pod", None, None).unwrap().is_empty());
+        assert!(c.list("other.io", "Deployment", None, None).unwrap().is_empty());
     }
 
     #[test]
