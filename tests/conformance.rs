@@ -37,8 +37,6 @@ fn yaml_docs(path: &Path) -> Vec<Value> {
     docs.into_iter().map(|d| d.value).collect()
 }
 
-/// Of the properties two schemas both declare (at any depth, below properties both declare),
-/// how many are one shared node, and how many were built apart.
 /// A schema without its descriptions, at every node.
 fn undescribed(s: &Schema) -> Schema {
     let under = |c: &Arc<Schema>| Arc::new(undescribed(c));
@@ -58,6 +56,8 @@ fn undescribed(s: &Schema) -> Schema {
     }
 }
 
+/// Of the properties two schemas both declare (at any depth, below properties both declare),
+/// how many are one shared node, and how many were built apart.
 fn sharing(old: &Schema, new: &Schema) -> (usize, usize) {
     let (mut shared, mut apart) = (0, 0);
     for (name, n) in &new.properties {
