@@ -44,10 +44,20 @@ pub struct Template {
     parts: Vec<Part>,
 }
 
+/// The definition's derived-names annotation, if it carries one.
+fn declaration(definition: &Value) -> Option<&Value> {
+    definition.at("/metadata/annotations").and_then(|a| a.get(ANNOTATION))
+}
+
+/// Whether the definition declares names it derives (whatever the declaration holds).
+pub fn declares(definition: &Value) -> bool {
+    declaration(definition).is_some()
+}
+
 /// The templates a definition declares; none without the annotation, an error naming the
 /// line when one cannot be read.
 pub fn templates(definition: &Value) -> Result<Vec<Template>, String> {
-    let Some(raw) = definition.at("/metadata/annotations").and_then(|a| a.get(ANNOTATION)) else {
+    let Some(raw) = declaration(definition) else {
         return Ok(Vec::new());
     };
     let Some(text) = raw.as_str() else { return Err(format!("{ANNOTATION} is not a string")) };

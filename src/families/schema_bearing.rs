@@ -728,12 +728,7 @@ impl Family for SchemaBearing {
 /// bytes; they are read only when a derived-name template may cite one as a limit's reason
 /// (CVN-218).
 fn judged(new: &Outline<'_>) -> Keep {
-    let cites = new
-        .doc
-        .at("/metadata/annotations")
-        .and_then(Value::as_object)
-        .is_some_and(|a| a.contains_key(super::derived::ANNOTATION));
-    if cites {
+    if super::derived::declares(&new.doc) {
         Keep::ALL
     } else {
         Keep::SHAPE
