@@ -71,11 +71,8 @@ fn main() {
                 .unwrap();
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let app = if args.iter().any(|a| a == "--floor") {
-            Router::new().route("/api/v0/validate", post(floor))
-        } else {
-            Router::new().route("/api/v0/validate", post(validate))
-        };
+        let handler = if args.iter().any(|a| a == "--floor") { post(floor) } else { post(validate) };
+        let app = Router::new().route("/api/v0/validate", handler);
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
         loop {

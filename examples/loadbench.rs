@@ -12,7 +12,7 @@
 //! `serde_json::Value` parse of it costs.
 //!
 //! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN]`
-//! Every request goes to 127.0.0.1; every loop is bounded in time; both servers are killed
+//! Every request goes to 127.0.0.1; every loop is bounded in time; every server is killed
 //! by PID at the end.
 
 use std::net::SocketAddr;
@@ -329,16 +329,15 @@ fn main() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let bare_args: Vec<String> =
-        ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{bp}")]
+    // The bare server on a port; the floor is the same binary with `--floor`.
+    let bare_on = |port: u16| -> Vec<String> {
+        ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{port}")]
             .iter()
             .map(|s| s.to_string())
-            .collect();
-    let floor_args: Vec<String> =
-        ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{fp}"), "--floor"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            .collect()
+    };
+    let bare_args = bare_on(bp);
+    let floor_args = [bare_on(fp), vec!["--floor".to_string()]].concat();
     let mut servers = vec![
         Server {
             name: "bare",
@@ -455,10 +454,10 @@ fn main() {
         }
         let ratio =
             |f: &dyn Fn(&Round) -> f64| median((0..rounds).map(|r| f(&per[1][r]) / f(&per[0][r])).collect());
-        let cpu_ratio = ratio(&|r| r.cpu / r.requests.max(1) as f64);
+        let per_request = |r: &Round| r.cpu / r.requests.max(1) as f64;
+        let cpu_ratio = ratio(&per_request);
         let rps_ratio = ratio(&|r| r.requests as f64 / r.wall);
         println!("  covenant / bare: CPU per request {cpu_ratio:.2}x, req/s {rps_ratio:.2}x (medians of per-round ratios)");
-        let per_request = |r: &Round| r.cpu / r.requests.max(1) as f64;
         let net = median(
             (0..rounds)
                 .map(|r| {
