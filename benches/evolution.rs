@@ -75,8 +75,8 @@ fn evolution(c: &mut Criterion) {
         for (id, keep) in [("read_and_diff_json", Keep::ALL), ("read_and_judge_json", Keep::SHAPE)] {
             g.bench_with_input(BenchmarkId::new(id, name), &(&old_json, &new_json), |b, (o, n)| {
                 b.iter(|| {
-                    let (o, n) =
-                        (Outline::of_text(black_box(o)).unwrap(), Outline::of_text(black_box(n)).unwrap());
+                    let o = Outline::of_text_reading(black_box(o), keep, None).unwrap();
+                    let n = Outline::of_text_reading(black_box(n), keep, Some(&o)).unwrap();
                     evolve_outlines_keeping(&o, &n, keep)
                 })
             });

@@ -25,9 +25,14 @@ fn engine() -> &'static Engine {
 
 /// An AdmissionReview body, as the webhook takes it: decode, judge, mutate, answer.
 pub fn review(data: &[u8]) -> bool {
-    // The one pass over the body reads what serde's derive reads, and nothing it refuses.
-    let (one_pass, derived) =
-        (covenant::admission::decode(data.to_vec()), covenant::admission::decode_by_derive(data.to_vec()));
+    // The one pass over the body, reading each kind as its family asks (a CRD's version
+    // schemas read into the model in that pass), reads what serde's derive reads, and nothing
+    // it refuses.
+    let reading = |group: &str, kind: &str| engine().reading(group, kind);
+    let (one_pass, derived) = (
+        covenant::admission::decode_reading(data.to_vec(), &reading),
+        covenant::admission::decode_by_derive(data.to_vec()),
+    );
     match (&one_pass, &derived) {
         (Ok(a), Ok(b)) => {
             let text =
@@ -93,17 +98,17 @@ pub fn schema_diff(data: &[u8]) -> bool {
     for keep in [false, true] {
         let described = Keep { unknown: keep, descriptions: true };
         if let Ok(twin) = load_text_beside(old, &at, described, None) {
-            let beside = load_text_beside(new, &at, described, Some(&twin)).map(|p| Schema::clone(&p.root));
+            let beside = load_text_beside(new, &at, described, Some(&twin)).map(|p| Schema::clone(p.root()));
             assert_eq!(beside, load_text(new, &at, Dialect::OpenApi, keep), "read beside the old schema");
         }
         // Without descriptions, from text (beside the old or alone) as from the tree.
         let shape = Keep { unknown: keep, descriptions: false };
         if let Ok(tree) = serde_json::from_str::<serde_json::Value>(new) {
             let loaded = load_keeping(&tree, &at, Dialect::OpenApi, shape);
-            let alone = load_text_beside(new, &at, shape, None).map(|p| Schema::clone(&p.root));
+            let alone = load_text_beside(new, &at, shape, None).map(|p| Schema::clone(p.root()));
             assert_eq!(alone, loaded, "read without descriptions from text and tree");
             if let Ok(twin) = load_text_beside(old, &at, shape, None) {
-                let beside = load_text_beside(new, &at, shape, Some(&twin)).map(|p| Schema::clone(&p.root));
+                let beside = load_text_beside(new, &at, shape, Some(&twin)).map(|p| Schema::clone(p.root()));
                 assert_eq!(beside, loaded, "read without descriptions beside the old schema");
             }
         }

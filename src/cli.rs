@@ -18,6 +18,7 @@ use crate::families::launcher::Inputs;
 use crate::families::schema_bearing::Outline;
 use crate::report::Input;
 use crate::rules::{Status, CATALOG};
+use crate::schema::openapi::Keep;
 use crate::schema::pointer::At;
 use crate::telemetry::LogFormat;
 
@@ -871,9 +872,11 @@ impl Compared {
         }
     }
 
-    fn outline(&self, path: &Path) -> anyhow::Result<Outline<'_>> {
+    /// The document's outline, its version schemas read in the same pass (as `diff` reads
+    /// them: whole), beside the document before it when there is one.
+    fn outline<'a>(&'a self, path: &Path, before: Option<&Outline<'a>>) -> anyhow::Result<Outline<'a>> {
         match self {
-            Compared::Text(text) => Outline::of_text(text)
+            Compared::Text(text) => Outline::of_text_reading(text, Keep::ALL, before)
                 .map_err(|e| anyhow::anyhow!("{}: not a JSON document: {e}", path.display())),
             Compared::Tree(doc) => Ok(Outline::of_value(doc)),
         }
@@ -904,7 +907,9 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let policy = |family: &str| {
         config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
     };
-    let d = crate::report::diff::compute(&old.outline(&args.old)?, &new.outline(&args.new)?, policy)
+    let old_outline = old.outline(&args.old, None)?;
+    let new_outline = new.outline(&args.new, Some(&old_outline))?;
+    let d = crate::report::diff::compute(&old_outline, &new_outline, policy)
         .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),

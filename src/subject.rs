@@ -10,17 +10,17 @@ use bytes::Bytes;
 use serde_json::Value;
 
 mod skeleton;
-pub use skeleton::{Hole, Path, Skeleton, Step};
+pub use skeleton::{Hole, Model, ModelReader, Path, Seen, Skeleton, Step};
 
 /// How a review's decoding reads an object of a kind (`Family::reading`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub enum Reading {
     /// Its end found and nothing built: it is parsed if and when a rule asks.
     #[default]
     Raw,
     /// Read along a path: the members on the way parsed, the values at its end kept apart
-    /// as text (`Object::skeleton`).
-    Apart(Path),
+    /// as text (`Object::skeleton`), each read into the family's model by the reader given.
+    Apart(Path, Option<ModelReader>),
     /// Parsed whole in the same pass: the family's judgement reads all of it.
     Whole,
 }

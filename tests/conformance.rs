@@ -18,9 +18,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use covenant::families::schema_bearing::{
-    declared_at, evolve, evolve_outlines, evolve_outlines_keeping, schema_pointer, Flavor, Outline, Source,
+    declared_at, evolve, evolve_outlines, evolve_outlines_keeping, schema_pointer, Flavor, Outline,
+    SchemaBearing, Source,
 };
-use covenant::rules::evolution::{judge, Direction};
+use covenant::families::Family;
+use covenant::rules::evolution::{judge, Direction, Stability};
 use covenant::schema::diff::{diff, ChangeKind};
 use covenant::schema::openapi::{
     decode_clean, load_keeping_unknown as load, load_text_beside, Dialect, Keep,
@@ -334,6 +336,71 @@ fn same_family(found: &BTreeSet<ChangeKind>, kind: ChangeKind) -> bool {
     family.iter().any(|k| found.contains(k))
 }
 
+/// A CRD or XRD update as the apiserver sends it, decoded as the webhook decodes it.
+fn review_of(new: &Value, old_text: &str, new_text: &str) -> covenant::admission::Review {
+    let flavor = Flavor::of(new).unwrap();
+    let (group, kind) = (flavor.group(), flavor.kind());
+    let body = format!(
+        r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"u",
+        "kind":{{"group":"{group}","version":"v1","kind":"{kind}"}},
+        "resource":{{"group":"{group}","version":"v1","resource":"r"}},"operation":"UPDATE",
+        "userInfo":{{"username":"u"}},"object":{new_text},"oldObject":{old_text}}}}}"#
+    );
+    let family = SchemaBearing::new(flavor, Stability::Always, Default::default());
+    let reading = |g: &str, k: &str| {
+        if (g, k) == (group, kind) {
+            family.reading()
+        } else {
+            Default::default()
+        }
+    };
+    covenant::admission::decode_reading(body.into_bytes(), &reading).unwrap()
+}
+
+#[test]
+fn a_large_crd_update_is_read_once_in_the_decoding_and_evolves_as_read_from_text() {
+    // Gateway API's HTTPRoute from v1.2.0 to v1.3.0: two versions written with one schema,
+    // which the update changes.
+    let body =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bench/crd-update-400k.json"))
+            .unwrap();
+    let review: Value = serde_json::from_slice(&body).unwrap();
+    let (old, new) = (&review["request"]["oldObject"], &review["request"]["object"]);
+    let (old_text, new_text) = (old.to_string(), new.to_string());
+    let expected = evolve_outlines_keeping(
+        &Outline::of_text(&old_text).unwrap(),
+        &Outline::of_text(&new_text).unwrap(),
+        Keep::SHAPE,
+    );
+    assert!(!expected.versions.iter().all(|v| v.changes.is_empty()), "the update changes the schemas");
+    let decoded = review_of(new, &old_text, &new_text);
+    fn outline(o: &covenant::subject::Object) -> Outline<'_> {
+        Outline::of_skeleton(o.text().unwrap(), o.skeleton().unwrap()).unwrap()
+    }
+    let (read_new, read_old) = (
+        outline(decoded.subject.object.as_ref().unwrap()),
+        outline(decoded.subject.old_object.as_ref().unwrap()),
+    );
+    let evolution = evolve_outlines_keeping(&read_old, &read_new, Keep::SHAPE);
+    assert_eq!(evolution, expected);
+    for (side, read) in [("new", &read_new), ("old", &read_old)] {
+        let [a, b] = [0, 1].map(|i| read.layout(i).unwrap_or_else(|| panic!("{side} version {i} not read")));
+        // The second version repeats the first's bytes: one model, read once.
+        assert!(Arc::ptr_eq(a.root(), b.root()), "{side}: the versions' one schema was read twice");
+    }
+    assert!(Arc::ptr_eq(read_new.layout(0).unwrap().root(), &evolution.schemas["v1"]), "read again");
+    // The old schema was read beside the new one: what the update left is shared, as when
+    // the new text is read beside the old one.
+    let shared = sharing(read_old.layout(0).unwrap().root(), read_new.layout(0).unwrap().root());
+    let (old_v1, new_v1) = (read_old.schema(0).unwrap(), read_new.schema(0).unwrap());
+    let (Source::Text(old_v1), Source::Text(new_v1)) = (old_v1, new_v1) else { panic!("not texts") };
+    let at = Location::new("", "");
+    let twin = load_text_beside(old_v1, &at, Keep::SHAPE, None).unwrap();
+    let beside = load_text_beside(new_v1, &at, Keep::SHAPE, Some(&twin)).unwrap();
+    assert_eq!(shared, sharing(twin.root(), beside.root()));
+    assert!(shared.0 > 0, "nothing shared");
+}
+
 #[test]
 fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
     let (root, full) = history_root();
@@ -381,6 +448,51 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
         for (version, schema) in &shape.schemas {
             assert!(**schema == undescribed(&e.schemas[version]), "{id}: {version}: the shape's schema");
         }
+        // Decoded as the webhook decodes an update (the family's reading: each version schema
+        // read into the model in the review's own pass, the old beside the new), the
+        // evolution is the same, and no schema is read again.
+        let decoded = review_of(&new, &old_text, &new_text);
+        let (new_object, old_object) =
+            (decoded.subject.object.as_ref().unwrap(), decoded.subject.old_object.as_ref().unwrap());
+        let [read_new, read_old] = [new_object, old_object].map(|o| {
+            let outline = Outline::of_skeleton(o.text().unwrap(), o.skeleton().unwrap()).unwrap();
+            for (i, source) in outline.schemas.iter().enumerate() {
+                assert_eq!(
+                    source.is_some(),
+                    outline.layout(i).is_some(),
+                    "{id}: version {i} read in the decoding"
+                );
+            }
+            outline
+        });
+        // Read as `covenant diff` reads two JSON files (each schema read in the pass that reads
+        // its document, the new beside the old), the evolution is the same; a document read
+        // beside one read keeping something else takes none of its nodes.
+        for (keep, before_keep, expected) in
+            [(Keep::ALL, Keep::ALL, &e), (Keep::SHAPE, Keep::SHAPE, &shape), (Keep::ALL, Keep::SHAPE, &e)]
+        {
+            let old_read = Outline::of_text_reading(&old_text, before_keep, None).unwrap();
+            let new_read = Outline::of_text_reading(&new_text, keep, Some(&old_read)).unwrap();
+            let read = evolve_outlines_keeping(&old_read, &new_read, keep);
+            assert!(read == *expected, "{id}: read in the pass, keeping {keep:?} beside {before_keep:?}");
+            for (i, source) in new_read.schemas.iter().enumerate() {
+                assert_eq!(
+                    source.is_some(),
+                    new_read.layout(i).is_some(),
+                    "{id}: version {i} read in the pass"
+                );
+            }
+        }
+        let from_review = evolve_outlines_keeping(&read_old, &read_new, Keep::SHAPE);
+        assert_eq!(from_review, shape, "{id}: read in the decoding");
+        for (i, version) in read_new.doc["spec"]["versions"].as_array().unwrap().iter().enumerate() {
+            let (Some(layout), Some(schema)) =
+                (read_new.layout(i), from_review.schemas.get(version["name"].as_str().unwrap()))
+            else {
+                continue;
+            };
+            assert!(Arc::ptr_eq(layout.root(), schema), "{id}: version {i} was read again");
+        }
         // Each schema text is read straight into the model (none declines: the apiserver
         // accepted them all), and the model is the one the loader builds from the parsed text.
         for (side, outline) in [("old", &old_outline), ("new", &new_outline)] {
@@ -405,10 +517,10 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             let twin = load_text_beside(old_text, &at, Keep::ALL, None).unwrap();
             let beside = load_text_beside(new_text, &at, Keep::ALL, Some(&twin)).unwrap();
             assert!(
-                *beside.root == decode_clean(new_text, true).unwrap(),
+                **beside.root() == decode_clean(new_text, true).unwrap(),
                 "{id}: version {i} read beside the old"
             );
-            let (s, r) = sharing(&twin.root, &beside.root);
+            let (s, r) = sharing(twin.root(), beside.root());
             (shared, rebuilt) = (shared + s, rebuilt + r);
         }
         // Findings are placed through the loaded model as they would be through the tree.

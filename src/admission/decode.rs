@@ -322,7 +322,9 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
             "object" => object = read_object(r, body, read_as)?,
             // The object before an update is read as the family asks, but parsed only when a
             // rule reads it.
-            "oldObject" => old_object = read_object(r, body, read_as.filter(|how| *how != Reading::Whole))?,
+            "oldObject" => {
+                old_object = read_object(r, body, read_as.filter(|how| !matches!(how, Reading::Whole)))?
+            }
             "dryRun" => dry_run = r.value::<Option<bool>>().ok()?,
             _ => {
                 r.skip().ok()?;
@@ -355,8 +357,8 @@ fn read_object(r: &mut Reader<'_>, body: &Bytes, reading: Option<Reading>) -> Op
         b'{' => {
             let start = r.pos();
             let object = match reading.unwrap_or_default() {
-                Reading::Apart(path) => {
-                    let skeleton = r.skeleton(path).ok()?;
+                Reading::Apart(path, models) => {
+                    let skeleton = r.skeleton(path, models).ok()?;
                     Object::from_raw_read(body.slice(start..r.pos()), skeleton)
                 }
                 Reading::Whole => {
@@ -455,7 +457,7 @@ mod tests {
 
     fn crds(group: &str, kind: &str) -> Reading {
         match (group, kind) {
-            ("apiextensions.k8s.io", "CustomResourceDefinition") => Reading::Apart(SCHEMAS),
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => Reading::Apart(SCHEMAS, None),
             ("", "Pod") => Reading::Whole,
             _ => Reading::Raw,
         }

@@ -32,12 +32,12 @@ use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{annotation_only, diff, ChangeKind};
 use crate::schema::evaluate::Evaluator;
-use crate::schema::openapi::{load_keeping, load_text_beside, Dialect, Keep, Placed};
+use crate::schema::openapi::{load_keeping, load_text_beside, read_leading, Dialect, Keep, Layout, Placed};
 use crate::schema::pointer::At;
 use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
-use crate::subject::{Operation, Subject};
+use crate::subject::{Model, Operation, Subject};
 use crate::versioning::Bump;
 
 /// Which schema-bearing document.
@@ -100,6 +100,8 @@ pub struct Version<'a> {
     pub deprecation_warning: Option<String>,
     /// Its schema, as the document holds it; `None` when it declares none.
     pub raw: Option<Source<'a>>,
+    /// Its schema as the review's decoding read it, if it did.
+    pub layout: Option<&'a Layout>,
 }
 
 fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
@@ -121,6 +123,7 @@ fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
                 deprecated: flag("deprecated"),
                 deprecation_warning: v.get("deprecationWarning").and_then(Value::as_str).map(str::to_string),
                 raw: outline.schema(index),
+                layout: outline.layout(index),
             }
         })
         .collect()
@@ -264,6 +267,19 @@ fn load_schemas<'a>(
     let mut out = BTreeMap::new();
     for v in vs {
         let Some(raw) = v.raw else { continue };
+        // Read with the review, as this evolution reads it: taken as it is.
+        let read = match (raw, v.layout) {
+            (Source::Text(text), Some(layout)) if layout.keep() == keep => Placed::of(text, layout),
+            _ => None,
+        };
+        if let Some(placed) = read {
+            let schema = placed.root().clone();
+            if !loaded.iter().any(|(_, _, s, _)| Arc::ptr_eq(s, &schema)) {
+                loaded.push((text_key(placed.text()), raw, schema.clone(), Some(placed)));
+            }
+            out.insert(v.name.clone(), schema);
+            continue;
+        }
         let print = match raw {
             Source::Text(text) => text_key(text),
             Source::Tree(tree) => fingerprint(tree),
@@ -280,7 +296,9 @@ fn load_schemas<'a>(
             .and_then(|t| loaded.iter().find(|(_, _, s, _)| Arc::ptr_eq(s, t)))
             .and_then(|(_, _, _, placed)| placed.as_ref());
         let schema = match raw {
-            Source::Text(text) => load_text_beside(text, &at, keep, twin).map(|p| (p.root.clone(), Some(p))),
+            Source::Text(text) => {
+                load_text_beside(text, &at, keep, twin).map(|p| (p.root().clone(), Some(p)))
+            }
             Source::Tree(tree) => {
                 load_keeping(tree, &at, Dialect::OpenApi, keep).map(|s| (Arc::new(s), None))
             }
@@ -705,7 +723,7 @@ impl Family for SchemaBearing {
     }
 
     fn reading(&self) -> crate::subject::Reading {
-        crate::subject::Reading::Apart(outline::SCHEMAS)
+        crate::subject::Reading::Apart(outline::SCHEMAS, Some(read_schema))
     }
 
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
@@ -732,6 +750,34 @@ fn judged(new: &Outline<'_>) -> Keep {
         Keep::ALL
     } else {
         Keep::SHAPE
+    }
+}
+
+/// A version schema read while the review is decoded, as the webhook judges it (`judged`):
+/// its shape, beside the schema it most likely repeats in part, so a CRD update's schema texts
+/// are each read once, and the nodes an update left as they were are shared, not built twice.
+fn read_schema(text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)> {
+    read_keeping(Keep::SHAPE, text, like)
+}
+
+/// A version schema read whole, descriptions too (what `covenant diff` lists).
+fn read_schema_whole(text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)> {
+    read_keeping(Keep::ALL, text, like)
+}
+
+fn read_keeping(keep: Keep, text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)> {
+    let twin = like.and_then(|(text, model)| Placed::of(text, model.0.downcast_ref::<Layout>()?));
+    let (layout, len) = read_leading(text, keep, twin.as_ref())?;
+    Some((Model(Arc::new(layout)), len))
+}
+
+/// How a document's version schemas are read in the pass that reads the document, keeping
+/// what `keep` says; `None` for a keep no evolution asks for.
+fn schema_reader(keep: Keep) -> Option<crate::subject::ModelReader> {
+    match keep {
+        Keep::SHAPE => Some(read_schema),
+        Keep::ALL => Some(read_schema_whole),
+        _ => None,
     }
 }
 

@@ -16,7 +16,7 @@
 //! naming its path and the nearest keyword; every problem is returned, not only the first.
 
 mod text;
-pub use text::Placed;
+pub use text::{Layout, Placed};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -202,8 +202,8 @@ pub fn load_text(
 
 /// Load an OpenAPI schema text as `load_text` does, beside one read before (the same version's
 /// schema before an update): every node whose bytes repeat the twin's node at the same place
-/// is the twin's node, shared, not built again (the twin must have been read keeping the
-/// same). What is loaded equals what `load_keeping` loads from the parsed text.
+/// is the twin's node, shared, not built again (a twin read keeping something else is not
+/// used). What is loaded equals what `load_keeping` loads from the parsed text.
 pub fn load_text_beside<'t>(
     text: &'t str,
     at: &Location,
@@ -214,9 +214,21 @@ pub fn load_text_beside<'t>(
         return Ok(placed);
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(tree) => load_with(&tree, at, Dialect::OpenApi, keep).map(|s| Placed::unplaced(text, s)),
+        Ok(tree) => load_with(&tree, at, Dialect::OpenApi, keep).map(|s| Placed::unplaced(text, s, keep)),
         Err(why) => Err(vec![LoadProblem { at: at.clone(), message: format!("not readable JSON: {why}") }]),
     }
+}
+
+/// The clean OpenAPI schema at the start of `text` (the rest of a larger text, as a review's
+/// body is from where a version schema begins), read as `load_text_beside` reads a whole one:
+/// its layout and how many bytes it spans. `None` where the direct reader declines; the
+/// caller then finds the schema's end another way and loads its text, which words what is
+/// wrong.
+pub fn read_leading(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<(Layout, usize)> {
+    text::decode_leading(text, keep, twin).map(|(layout, _)| {
+        let len = layout.len();
+        (layout, len)
+    })
 }
 
 fn load_with(value: &Value, at: &Location, dialect: Dialect, keep: Keep) -> Result<Schema, Vec<LoadProblem>> {
@@ -862,14 +874,14 @@ mod tests {
             r#"{"type":"object","description":"d","properties":{"a":{"type":"string","type":"string","description":"x"}}}"#,
         ] {
             let shape = load_text_beside(text, &at(), Keep::SHAPE, None).unwrap();
-            assert!(shape.root.description.is_none(), "{text}");
-            assert!(shape.root.properties["a"].description.is_none(), "{text}");
+            assert!(shape.root().description.is_none(), "{text}");
+            assert!(shape.root().properties["a"].description.is_none(), "{text}");
             let all = load_text_beside(text, &at(), Keep::ALL, None).unwrap();
-            assert_eq!(all.root.description.as_deref(), Some("d"), "{text}");
-            assert!(all.root.properties["a"].description.is_some(), "{text}");
+            assert_eq!(all.root().description.as_deref(), Some("d"), "{text}");
+            assert!(all.root().properties["a"].description.is_some(), "{text}");
             let tree: Value = serde_json::from_str(text).unwrap();
             assert_eq!(
-                *shape.root,
+                **shape.root(),
                 load_keeping(&tree, &at(), Dialect::OpenApi, Keep::SHAPE).unwrap(),
                 "{text}"
             );

@@ -12,7 +12,10 @@
 //! and refuses); only the punctuation between them (`{`, `:`, `,`, `}`, `[`, `]`) is read
 //! here.
 
+use std::any::Any;
+use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -32,15 +35,43 @@ pub enum Step {
 /// A way from an object to the values kept apart; it ends in a `Key`.
 pub type Path = &'static [Step];
 
-/// A value kept apart: where the way to it went through lists (an index per `Each`), and its
-/// span in the object's text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A value kept apart: where the way to it went through lists (an index per `Each`), its
+/// span in the object's text, and what the family made of it in the same pass, if it asked.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hole {
     /// The list indices met on the way, one per `Each` of the path.
     pub at: Vec<usize>,
     /// Its bytes in the object's text.
     pub span: Range<usize>,
+    /// The family's model of it (`ModelReader`); `None` when it asked for none or its reader
+    /// left the value to be read from its text.
+    pub model: Option<Model>,
 }
+
+/// A value kept apart, read into a family's own model in the pass that found it (the family
+/// knows the type and takes it back with `downcast_ref`). Two are equal when they are one.
+#[derive(Clone)]
+pub struct Model(pub Arc<dyn Any + Send + Sync>);
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Model(..)")
+    }
+}
+
+impl PartialEq for Model {
+    fn eq(&self, other: &Model) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// How a family reads each value kept apart while the review is decoded, so the value's text
+/// is read once: given the text from the value's first byte on, and a value read before that
+/// it likely repeats in part (the same place in the object before an update, else the value
+/// just before it) with that value's own text, the model and how many bytes the value spans.
+/// `None` leaves the value to be read from its text later (it is then scanned to find its
+/// end): a reader takes only what it reads cleanly, and never accepts what serde_json refuses.
+pub type ModelReader = fn(text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)>;
 
 /// An object read along a path: the tree of everything but the values at its end, and those
 /// values' spans.
@@ -52,11 +83,37 @@ pub struct Skeleton {
     pub holes: Vec<Hole>,
 }
 
+/// A value kept apart before, as a later one is compared with it: where it was, its text,
+/// and its model.
+#[derive(Clone, Debug)]
+pub struct Seen<'a> {
+    /// The list indices met on the way to it.
+    pub at: Vec<usize>,
+    /// Its text.
+    pub text: &'a str,
+    /// Its model, if it was read into one.
+    pub model: Option<Model>,
+}
+
 impl Skeleton {
     /// Read a JSON text along `path`; the text must hold one value and nothing after it.
     pub fn read(text: &str, path: Path) -> Result<Skeleton, String> {
+        Skeleton::read_beside(text, path, None, Vec::new())
+    }
+
+    /// Read a JSON text along `path` as `read` does, each value kept apart read by `models`
+    /// beside the values of another text read before (the document before an update): a value
+    /// whose bytes repeat one of those takes its model, and a changed one is read beside the
+    /// one at its place.
+    pub fn read_beside<'a>(
+        text: &'a str,
+        path: Path,
+        models: Option<ModelReader>,
+        before: Vec<Seen<'a>>,
+    ) -> Result<Skeleton, String> {
         let mut reader = Reader::of_text(text);
-        let skeleton = reader.skeleton(path).map_err(|e| reader.describe(e))?;
+        reader.seen = before;
+        let skeleton = reader.skeleton(path, models).map_err(|e| reader.describe(e))?;
         if reader.peek().is_some() {
             return Err(reader.describe(ReadError::Expected("the end of the text")));
         }
@@ -83,9 +140,9 @@ pub(crate) struct Reader<'a> {
     /// The text's bytes.
     data: &'a [u8],
     pos: usize,
-    /// The holes read so far (where, and their spans), for recognising a repeated one by its
-    /// bytes.
-    seen: Vec<(Vec<usize>, Range<usize>)>,
+    /// The holes read so far (where, their spans and models), for recognising a repeated one
+    /// by its bytes and reading a changed one beside the one it most likely changes.
+    seen: Vec<Seen<'a>>,
     /// Where strings with escapes are decoded, kept from one string to the next.
     tape: Vec<u8>,
 }
@@ -259,12 +316,16 @@ impl<'a> Reader<'a> {
         Ok(true)
     }
 
-    /// The object at the reader, read along `path`; its holes are spans counted from where
-    /// the reader stood.
-    pub(crate) fn skeleton(&mut self, path: Path) -> Result<Skeleton, ReadError> {
+    /// The object at the reader, read along `path`, each hole read by `models` when given;
+    /// its holes are spans counted from where the reader stood.
+    pub(crate) fn skeleton(
+        &mut self,
+        path: Path,
+        models: Option<ModelReader>,
+    ) -> Result<Skeleton, ReadError> {
         let origin = self.pos;
         let mut holes = Vec::new();
-        let doc = self.along(path, &mut Vec::new(), &mut holes)?;
+        let doc = self.along(path, models, &mut Vec::new(), &mut holes)?;
         for hole in &mut holes {
             hole.span = hole.span.start - origin..hole.span.end - origin;
         }
@@ -274,6 +335,7 @@ impl<'a> Reader<'a> {
     fn along(
         &mut self,
         path: &[Step],
+        models: Option<ModelReader>,
         at: &mut Vec<usize>,
         holes: &mut Vec<Hole>,
     ) -> Result<Value, ReadError> {
@@ -293,11 +355,10 @@ impl<'a> Reader<'a> {
                     }
                     holes.truncate(before);
                     if rest.is_empty() {
-                        let span = self.hole(at)?;
-                        holes.push(Hole { at: at.clone(), span });
+                        holes.push(self.hole(at, models)?);
                         out.remove(*name);
                     } else {
-                        let v = self.along(rest, at, holes)?;
+                        let v = self.along(rest, models, at, holes)?;
                         out.insert(key.into_owned(), v);
                     }
                 }
@@ -309,7 +370,7 @@ impl<'a> Reader<'a> {
                 let mut first = true;
                 while self.element(&mut first)? {
                     at.push(out.len());
-                    let v = self.along(rest, at, holes);
+                    let v = self.along(rest, models, at, holes);
                     at.pop();
                     out.push(v?);
                 }
@@ -320,32 +381,45 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The span of a value kept apart at `at`: the bytes of an earlier one if they are
-    /// repeated here, else scanned. Only the two holes it most likely repeats are compared —
-    /// the one just before it (the versions of a CRD sharing one schema) and the last one at
-    /// the same place (the same version in the object before an update) — so a review with
-    /// many versions stays linear.
-    fn hole(&mut self, at: &[usize]) -> Result<Range<usize>, ReadError> {
+    /// The value kept apart at `at`: the bytes of an earlier one if they are repeated here
+    /// (and its model with them), else read by `models`, else scanned. Only the two holes it
+    /// most likely repeats are compared — the one just before it (the versions of a CRD
+    /// sharing one schema) and the last one at the same place (the same version in the object
+    /// before an update) — so a review with many versions stays linear.
+    fn hole(&mut self, at: &[usize], models: Option<ModelReader>) -> Result<Hole, ReadError> {
         self.peek();
         let start = self.pos;
         let rest = &self.data[start..];
         let previous = self.seen.last();
-        let same_place = self.seen.iter().rev().find(|(place, _)| place == at);
+        let same_place = self.seen.iter().rev().find(|seen| seen.at == at);
         let repeated = previous
             .into_iter()
             .chain(same_place)
-            .map(|(_, span)| &self.data[span.clone()])
-            .find(|bytes| rest.starts_with(bytes))
-            .map(<[u8]>::len);
-        let span = match repeated {
-            Some(len) => {
+            .find(|seen| !seen.text.is_empty() && rest.starts_with(seen.text.as_bytes()))
+            .map(|seen| (seen.text.len(), seen.model.clone()));
+        let (span, model) = match repeated {
+            Some((len, model)) => {
                 self.pos += len;
-                start..self.pos
+                (start..self.pos, model)
             }
-            None => self.skip()?,
+            None => {
+                let like = same_place.or(previous).and_then(|seen| Some((seen.text, seen.model.as_ref()?)));
+                let read = models.and_then(|read| read(self.text.get(start..)?, like));
+                match read {
+                    Some((model, len)) if len > 0 && len <= rest.len() => {
+                        self.pos += len;
+                        (start..self.pos, Some(model))
+                    }
+                    _ => (self.skip()?, None),
+                }
+            }
         };
-        self.seen.push((at.to_vec(), span.clone()));
-        Ok(span)
+        // A value's span falls on character boundaries (a model reader that said otherwise
+        // leaves nothing to compare with).
+        if let Some(text) = self.text.get(span.clone()) {
+            self.seen.push(Seen { at: at.to_vec(), text, model: model.clone() });
+        }
+        Ok(Hole { at: at.to_vec(), span, model })
     }
 }
 
@@ -421,5 +495,49 @@ mod tests {
         let s = Skeleton::read(text, PATH).unwrap();
         let texts: Vec<_> = s.holes.iter().map(|h| &text[h.span.clone()]).collect();
         assert_eq!(texts, [r#"{"a":[1]}"#, r#"{"a":[1]}"#, r#"{"a":[1,2]}"#]);
+    }
+
+    /// A toy model: the value's text and the text of the value it was read beside. It reads
+    /// objects only, and declines anything else.
+    fn toy(text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)> {
+        if !text.starts_with('{') {
+            return None;
+        }
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<IgnoredAny>();
+        values.next()?.ok()?;
+        let len = values.byte_offset();
+        let model: Toy = (text[..len].to_string(), like.map(|(text, _)| text.to_string()));
+        Some((Model(Arc::new(model)), len))
+    }
+
+    type Toy = (String, Option<String>);
+
+    #[test]
+    fn each_hole_is_read_by_the_model_reader_once_beside_the_one_it_likely_repeats() {
+        // A review's object, then the object before the update, read by one reader.
+        let text = r#"{"spec":{"versions":[{"schema":{"a":1}},{"schema":{"a":1}},{"schema":[2]},{"schema":{"b":3}}]}}
+            {"spec":{"versions":[{"schema":{"a":2}},{"schema":{"c":1}}]}}"#;
+        let mut reader = Reader::of_text(text);
+        let (new, old) =
+            (reader.skeleton(PATH, Some(toy)).unwrap(), reader.skeleton(PATH, Some(toy)).unwrap());
+        let read = |s: &Skeleton, i: usize| {
+            s.holes[i].model.as_ref().map(|m| m.0.downcast_ref::<Toy>().unwrap().clone())
+        };
+        let toy = |own: &str, like: Option<&str>| Some((own.to_string(), like.map(str::to_string)));
+        assert_eq!(read(&new, 0), toy(r#"{"a":1}"#, None));
+        // A repeat is the first one's model, not read again.
+        assert_eq!(new.holes[1].model, new.holes[0].model);
+        // Declined: scanned, and kept as text only.
+        assert_eq!((&text[new.holes[2].span.clone()], read(&new, 2)), ("[2]", None));
+        // Nothing to read it beside: the one before it has no model.
+        assert_eq!(read(&new, 3), toy(r#"{"b":3}"#, None));
+        // The object before the update: each read beside the same version after it.
+        assert_eq!(read(&old, 0), toy(r#"{"a":2}"#, Some(r#"{"a":1}"#)));
+        assert_eq!(read(&old, 1), toy(r#"{"c":1}"#, Some(r#"{"a":1}"#)));
+        // The doc and spans are what a reading without models finds.
+        let plain = Skeleton::read(&text[..text.find('\n').unwrap()], PATH).unwrap();
+        assert_eq!(new.doc, plain.doc);
+        let spans = |s: &Skeleton| s.holes.iter().map(|h| (h.at.clone(), h.span.clone())).collect::<Vec<_>>();
+        assert_eq!(spans(&new), spans(&plain));
     }
 }

@@ -10,8 +10,9 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::schema::openapi::{Keep, Layout};
 use crate::schema::pointer::At;
-use crate::subject::{Hole, Path, Skeleton, Step};
+use crate::subject::{Hole, Model, Path, Seen, Skeleton, Step};
 
 /// One version's schema, as it was found.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +31,9 @@ pub struct Outline<'a> {
     pub doc: Cow<'a, Value>,
     /// The schema of each version, by its index in `spec.versions`.
     pub schemas: Vec<Option<Source<'a>>>,
+    /// The schemas read into the model in the pass that read the document (`read_schema`),
+    /// by version index.
+    pub models: Vec<Option<Model>>,
 }
 
 impl<'a> Outline<'a> {
@@ -40,15 +44,45 @@ impl<'a> Outline<'a> {
             .and_then(Value::as_array)
             .map(|vs| vs.iter().map(|v| v.at("/schema/openAPIV3Schema").map(Source::Tree)).collect())
             .unwrap_or_default();
-        Outline { doc: Cow::Borrowed(doc), schemas }
+        Outline { doc: Cow::Borrowed(doc), schemas, models: Vec::new() }
     }
 
     /// The outline of a document's JSON text: every member but the version schemas is
     /// parsed; each schema is kept as its text.
     pub fn of_text(text: &'a str) -> Result<Outline<'a>, String> {
-        let Skeleton { doc, holes } = Skeleton::read(text, SCHEMAS)?;
-        let schemas = schemas(text, &holes).ok_or("a version schema is not UTF-8 text")?;
-        Ok(Outline { doc: Cow::Owned(doc), schemas })
+        let skeleton = Skeleton::read(text, SCHEMAS)?;
+        Outline::of_read(text, skeleton)
+    }
+
+    /// The outline of a document's JSON text, each version schema also read into the model
+    /// keeping what `keep` says, in the same pass; beside `before` (the document before an
+    /// update, read this way), a schema whose bytes repeat one of its schemas is that schema,
+    /// and a changed one shares the nodes it repeats. The evolution then reads no schema again.
+    pub fn of_text_reading(
+        text: &'a str,
+        keep: Keep,
+        before: Option<&Outline<'a>>,
+    ) -> Result<Outline<'a>, String> {
+        let seen = before.map(Outline::seen).unwrap_or_default();
+        let skeleton = Skeleton::read_beside(text, SCHEMAS, super::schema_reader(keep), seen)?;
+        Outline::of_read(text, skeleton)
+    }
+
+    fn of_read(text: &'a str, skeleton: Skeleton) -> Result<Outline<'a>, String> {
+        let schemas = schemas(text, &skeleton.holes).ok_or("a version schema is not UTF-8 text")?;
+        let models = models(&skeleton.holes, schemas.len());
+        Ok(Outline { doc: Cow::Owned(skeleton.doc), schemas, models })
+    }
+
+    /// Its schema texts and models, as a later document's reading compares with them.
+    fn seen(&self) -> Vec<Seen<'a>> {
+        let texts = self.schemas.iter().enumerate().filter_map(|(i, s)| match s {
+            Some(Source::Text(text)) => Some((i, *text)),
+            _ => None,
+        });
+        texts
+            .map(|(i, text)| Seen { at: vec![i], text, model: self.models.get(i).cloned().flatten() })
+            .collect()
     }
 
     /// The outline of a document's JSON text read along `SCHEMAS` already (a review's object,
@@ -56,12 +90,19 @@ impl<'a> Outline<'a> {
     /// text's character boundaries (a skeleton of another text).
     pub fn of_skeleton(text: &'a str, skeleton: &'a Skeleton) -> Option<Outline<'a>> {
         let schemas = schemas(text, &skeleton.holes)?;
-        Some(Outline { doc: Cow::Borrowed(&skeleton.doc), schemas })
+        let models = models(&skeleton.holes, schemas.len());
+        Some(Outline { doc: Cow::Borrowed(&skeleton.doc), schemas, models })
     }
 
     /// The schema source of the version at `index`.
     pub fn schema(&self, index: usize) -> Option<Source<'a>> {
         self.schemas.get(index).copied().flatten()
+    }
+
+    /// The schema of the version at `index`, if it was read in the pass that read the
+    /// document.
+    pub fn layout(&self, index: usize) -> Option<&Layout> {
+        self.models.get(index)?.as_ref()?.0.downcast_ref::<Layout>()
     }
 }
 
@@ -73,6 +114,19 @@ pub const SCHEMAS: Path = &[
     Step::Key("schema"),
     Step::Key("openAPIV3Schema"),
 ];
+
+/// The models of the holes read along `SCHEMAS`, by version index.
+fn models(holes: &[Hole], versions: usize) -> Vec<Option<Model>> {
+    let mut models = vec![None; versions];
+    for hole in holes {
+        if let (&[index], Some(model)) = (hole.at.as_slice(), &hole.model) {
+            if let Some(slot) = models.get_mut(index) {
+                *slot = Some(model.clone());
+            }
+        }
+    }
+    models
+}
 
 /// The schema texts of the holes read along `SCHEMAS`, by version index.
 fn schemas<'a>(text: &'a str, holes: &[Hole]) -> Option<Vec<Option<Source<'a>>>> {

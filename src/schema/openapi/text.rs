@@ -10,6 +10,7 @@
 //! loader, which words every problem. What it builds equals what the loader builds from the
 //! same text (asserted over every schema of the crd-history fixtures).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
@@ -26,7 +27,11 @@ use crate::subject::Reader;
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
 pub(super) fn decode(text: &str, keep: Keep) -> Option<Schema> {
-    decode_placed(text, keep, None).map(|placed| Arc::unwrap_or_clone(placed.root))
+    let (layout, mut read) = decode_leading(text, keep, None)?;
+    if read.r.peek().is_some() {
+        return None;
+    }
+    Some(Arc::unwrap_or_clone(layout.root))
 }
 
 /// A schema read from its text, with where each node lies in it: a later text read beside it
@@ -35,10 +40,44 @@ pub(super) fn decode(text: &str, keep: Keep) -> Option<Schema> {
 #[derive(Debug)]
 pub struct Placed<'t> {
     text: &'t str,
-    /// The model.
-    pub root: Arc<Schema>,
-    /// Each node's span in `text` and the nodes under it (itself included), by its address.
+    layout: Cow<'t, Layout>,
+}
+
+/// What reading a schema text leaves besides the text itself: the model, and where each of
+/// its nodes lies in the text. It can be kept apart from the text (a review's schemas are read
+/// while the review is decoded, and kept with the review's body) and paired with it again
+/// (`Placed::of`).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    root: Arc<Schema>,
+    /// Each node's span in the text and the nodes under it (itself included), by its address.
     spans: Spans,
+    /// What the reading kept.
+    keep: Keep,
+    /// How many bytes of the text were read (the whole text, when it was read whole).
+    len: usize,
+}
+
+impl Layout {
+    /// The model.
+    pub fn root(&self) -> &Arc<Schema> {
+        &self.root
+    }
+
+    /// What the reading kept.
+    pub fn keep(&self) -> Keep {
+        self.keep
+    }
+
+    /// How many bytes of its text the schema spans.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it spans no bytes (never, for a schema read from text).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// Nodes' spans by address. An address is its own hash, spread by a multiplication: SipHash
@@ -64,22 +103,56 @@ impl Hasher for AddressHasher {
 
 impl<'t> Placed<'t> {
     /// A model read some other way: no node of it is known to lie anywhere in `text`.
-    pub(super) fn unplaced(text: &'t str, schema: Schema) -> Placed<'t> {
-        Placed { text, root: Arc::new(schema), spans: Spans::default() }
+    pub(super) fn unplaced(text: &'t str, schema: Schema, keep: Keep) -> Placed<'t> {
+        let layout = Layout { root: Arc::new(schema), spans: Spans::default(), keep, len: text.len() };
+        Placed { text, layout: Cow::Owned(layout) }
+    }
+
+    /// A layout paired again with the text it was read from; `None` when `text` is not as
+    /// long as what was read (the caller holds the two together: a layout read from other
+    /// bytes of the same length would share nodes that are not there).
+    pub fn of(text: &'t str, layout: &'t Layout) -> Option<Placed<'t>> {
+        (text.len() == layout.len).then_some(Placed { text, layout: Cow::Borrowed(layout) })
+    }
+
+    /// The model.
+    pub fn root(&self) -> &Arc<Schema> {
+        &self.layout.root
+    }
+
+    /// The text it was read from.
+    pub fn text(&self) -> &'t str {
+        self.text
     }
 }
 
 /// Read `text` as `decode` does; beside `twin`, a node whose bytes repeat the twin's node at
 /// the same place is the twin's node. What is built equals what `decode` builds.
 pub(super) fn decode_placed<'t>(text: &'t str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Placed<'t>> {
-    // About one node for every 200 bytes of a CRD's schema text.
-    let spans = Spans::with_capacity_and_hasher(text.len() / 200, BuildHasherDefault::default());
-    let mut read = Read { r: Reader::of_text(text), keep, nodes: 0, depth: 0, twin, spans };
-    let root = read.node(twin.map(|t| &t.root)).ok()?;
+    let (mut layout, mut read) = decode_leading(text, keep, twin)?;
     if read.r.peek().is_some() {
         return None;
     }
-    Some(Placed { text, root, spans: read.spans })
+    layout.len = text.len();
+    Some(Placed { text, layout: Cow::Owned(layout) })
+}
+
+/// The schema at the start of `text` (the rest of a larger text), read as `decode_placed`
+/// reads a whole one: its layout (spans counted from the start of `text`; `len` is the bytes
+/// up to the schema's end), and the reader left there.
+pub(super) fn decode_leading<'t, 'w>(
+    text: &'t str,
+    keep: Keep,
+    twin: Option<&'w Placed<'w>>,
+) -> Option<(Layout, Read<'w, 't>)> {
+    // A node read keeping something else is not the node this reading builds.
+    let twin = twin.filter(|twin| twin.layout.keep == keep);
+    // About one node for every 200 bytes of a CRD's schema text.
+    let spans = Spans::with_capacity_and_hasher(text.len().min(1 << 20) / 200, BuildHasherDefault::default());
+    let mut read = Read { r: Reader::of_text(text), keep, nodes: 0, depth: 0, twin, spans };
+    let root = read.node(twin.map(Placed::root)).ok()?;
+    let spans = std::mem::take(&mut read.spans);
+    Some((Layout { root, spans, keep, len: read.r.pos() }, read))
 }
 
 /// Why the reader stopped; never shown (the loader words the problem).
@@ -95,7 +168,7 @@ impl From<crate::subject::ReadError> for Decline {
 /// at 128 levels; declining is always safe).
 const MAX_DEPTH: usize = 100;
 
-struct Read<'a, 't> {
+pub(super) struct Read<'a, 't> {
     r: Reader<'t>,
     keep: Keep,
     nodes: usize,
@@ -142,7 +215,7 @@ impl<'t> Read<'_, 't> {
     /// The twin's node, if its bytes are repeated where the reader stands.
     fn repeated(&mut self, twin: Option<&Arc<Schema>>) -> Option<Arc<Schema>> {
         let (node, placed) = (twin?, self.twin?);
-        let (span, count) = placed.spans.get(&address(node))?;
+        let (span, count) = placed.layout.spans.get(&address(node))?;
         let bytes = placed.text.as_bytes().get(span.clone())?;
         let start = self.r.pos();
         if !self.r.rest().starts_with(bytes) {
