@@ -23,7 +23,7 @@ use covenant::families::schema_bearing::{
 };
 use covenant::families::Family;
 use covenant::rules::evolution::{judge, Direction, Stability};
-use covenant::schema::diff::{diff, ChangeKind};
+use covenant::schema::diff::{annotation_only, diff, diff_shape, ChangeKind};
 use covenant::schema::openapi::{
     decode_clean, load_keeping_unknown as load, load_text_beside, Dialect, Keep,
 };
@@ -522,6 +522,21 @@ fn every_crd_history_pair_diffs_and_breaking_notes_are_major() {
             );
             let (s, r) = sharing(twin.root(), beside.root());
             (shared, rebuilt) = (shared + s, rebuilt + r);
+        }
+        // The shape alone (served versions that must share one, a storage move) is the diff
+        // less its annotation-only changes, between versions and across the update.
+        let schemas = |doc: &Value| -> Vec<Schema> {
+            let versions = doc["spec"]["versions"].as_array().cloned().unwrap_or_default();
+            let trees = versions.iter().filter_map(|v| v.pointer("/schema/openAPIV3Schema"));
+            trees.map(|t| load(t, &Location::new("", ""), Dialect::OpenApi).unwrap()).collect()
+        };
+        let (old_schemas, new_schemas) = (schemas(&old), schemas(&new));
+        for (a, b) in
+            old_schemas.iter().chain(&new_schemas).zip(new_schemas.iter().chain(new_schemas.iter().skip(1)))
+        {
+            let mut expected = diff(a, b, "");
+            expected.retain(|c| !annotation_only(c.kind));
+            assert_eq!(diff_shape(a, b, ""), expected, "{id}: the shape's diff");
         }
         // Findings are placed through the loaded model as they would be through the tree.
         for v in &e.versions {

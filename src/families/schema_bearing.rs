@@ -30,7 +30,7 @@ use crate::cluster::Error as LookupError;
 use crate::config::Enforcement;
 use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
-use crate::schema::diff::{annotation_only, diff, ChangeKind};
+use crate::schema::diff::{diff, diff_shape, ChangeKind};
 use crate::schema::evaluate::Evaluator;
 use crate::schema::openapi::{load_keeping, load_text_beside, read_leading, Dialect, Keep, Layout, Placed};
 use crate::schema::pointer::At;
@@ -325,11 +325,7 @@ fn converts(doc: &Value) -> bool {
 
 /// Whether two schemas differ in shape: any change that is not annotation-only.
 fn shape_differences(a: &Schema, b: &Schema) -> Vec<String> {
-    judge(diff(a, b, ""))
-        .into_iter()
-        .filter(|j| !annotation_only(j.change.kind))
-        .map(|j| j.message())
-        .collect()
+    judge(diff_shape(a, b, "")).into_iter().map(|j| j.message()).collect()
 }
 
 /// Diff an update of a CRD or XRD. `old` and `new` must be the same flavor.
@@ -429,7 +425,7 @@ pub fn evolve_outlines_keeping(
                 if let (Some(sa), Some(sb)) = (old_schemas.get(&a), new_schemas.get(&b)) {
                     // Objects stored at the old storage version are read as the new one: only
                     // a new storage schema that accepts less than the old one is unsafe.
-                    let differences: Vec<String> = judge(diff(sa, sb, ""))
+                    let differences: Vec<String> = judge(diff_shape(sa, sb, ""))
                         .into_iter()
                         .filter(|j| j.bump == Bump::Major)
                         .map(|j| j.message())

@@ -191,6 +191,17 @@ pub fn diff(old: &Schema, new: &Schema, pointer: &str) -> Vec<Change> {
     out
 }
 
+/// Every difference between `old` and `new` that is not annotation-only (`annotation_only`):
+/// what `diff` finds less those. Nodes that differ only in their descriptions, titles or
+/// examples are not walked, so comparing two schemas' shapes costs what their shapes differ
+/// by, not what their prose does.
+pub fn diff_shape(old: &Schema, new: &Schema, pointer: &str) -> Vec<Change> {
+    let mut out = Vec::new();
+    node(old, new, pointer, &mut Shared { shape_only: true, ..Shared::default() }, &mut out);
+    out.retain(|c| !annotation_only(c.kind));
+    out
+}
+
 /// How many changes a diff repeats from a shared definition it already compared at another
 /// path. The first comparison of every pair is reported whole; copies past this are left out
 /// (they repeat kinds already reported, so the classification is the same).
@@ -208,6 +219,8 @@ struct Shared {
     changes: HashMap<(usize, usize), Vec<Change>>,
     /// Changes repeated from `changes` so far.
     repeated: usize,
+    /// Descriptions, titles and examples are neither compared nor reported (`diff_shape`).
+    shape_only: bool,
 }
 
 fn shared_pair(a: &Arc<Schema>, b: &Arc<Schema>) -> Option<(usize, usize)> {
@@ -280,9 +293,8 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
         && *enumeration == b.enumeration
         && *nullable == b.nullable
         && *default == b.default
-        && *description == b.description
-        && *title == b.title
-        && *example == b.example
+        && (shared.shape_only
+            || (*description == b.description && *title == b.title && *example == b.example))
         && *format == b.format
         && *pattern == b.pattern
         && *bounds == b.bounds
@@ -477,10 +489,26 @@ fn changes(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut 
     }
     list_types(old, new, at, out);
     validations(&old.validations, &new.validations, at, out);
-    annotation(&old.description, &new.description, at, "description", ChangeKind::DescriptionChanged, out);
-    annotation(&old.title, &new.title, at, "title", ChangeKind::TitleChanged, out);
-    if !option_same(&old.example, &new.example) {
-        push(out, at, ChangeKind::ExampleChanged, Some("example"), old.example.clone(), new.example.clone());
+    if !shared.shape_only {
+        annotation(
+            &old.description,
+            &new.description,
+            at,
+            "description",
+            ChangeKind::DescriptionChanged,
+            out,
+        );
+        annotation(&old.title, &new.title, at, "title", ChangeKind::TitleChanged, out);
+        if !option_same(&old.example, &new.example) {
+            push(
+                out,
+                at,
+                ChangeKind::ExampleChanged,
+                Some("example"),
+                old.example.clone(),
+                new.example.clone(),
+            );
+        }
     }
     extensions(old, new, at, out);
     composition(old, new, at, shared, out);
@@ -546,6 +574,7 @@ fn enumeration(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
         (Some(a), None) => {
             push(out, at, ChangeKind::EnumDropped, Some("enum"), Some(Value::Array(a.clone())), None)
         }
+        (Some(a), Some(b)) if a == b => {}
         (Some(a), Some(b)) => {
             // Hashed, not every-against-every: an enum of tens of thousands of values is
             // compared in time linear in its size.
