@@ -52,10 +52,10 @@ pub trait Family: Send + Sync + std::fmt::Debug {
         false
     }
     /// How a review's decoding reads the object of a review this family judges: raw (the
-    /// default), along a path with the members the family reads as text kept apart (a CRD's
-    /// version schemas, `Object::skeleton`), or whole (a family whose judgement reads all of
-    /// it), so the pass that finds the object's end does what the family would otherwise
-    /// scan the object again for.
+    /// default), along a path with the members the family reads kept apart (a CRD's version
+    /// schemas, `Object::skeleton`) and, when it names a reader, read into its model in that
+    /// pass, or whole (a family whose judgement reads all of it), so the pass that finds the
+    /// object's end does what the family would otherwise scan the object again for.
     fn reading(&self) -> crate::subject::Reading {
         crate::subject::Reading::Raw
     }

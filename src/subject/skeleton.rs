@@ -1,12 +1,13 @@
 //! An object's skeleton: its JSON text read once, the members on the way to some deep values
-//! parsed into a tree, and those deep values (the holes) kept as spans of the text, unread.
+//! parsed into a tree, and those deep values (the holes) kept as spans of the text, unread —
+//! or read, in the same pass, into the model of the family that asked (`ModelReader`).
 //!
 //! A review's CRD is read this way while the review itself is decoded: the pass that finds
-//! where the object ends also finds its version schemas, so the schema family starts from the
-//! schemas' texts instead of scanning the object again. A hole whose bytes repeat an earlier
-//! hole's (the versions of a CRD sharing one schema, an update that leaves a schema as it was)
-//! is recognised by comparing bytes, without scanning it: a JSON object is self-delimiting, so
-//! text that begins with a complete value's bytes holds that value.
+//! where the object ends also reads its version schemas into the schema model, so each
+//! schema's text is read once. A hole whose bytes repeat an earlier hole's (the versions of a
+//! CRD sharing one schema, an update that leaves a schema as it was) is recognised by
+//! comparing bytes, without scanning it, and takes that hole's model: a JSON object is
+//! self-delimiting, so text that begins with a complete value's bytes holds that value.
 //!
 //! Values are read by serde_json (so what is accepted and refused is what serde_json accepts
 //! and refuses); only the punctuation between them (`{`, `:`, `,`, `}`, `[`, `]`) is read
