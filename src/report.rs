@@ -59,7 +59,7 @@ impl Entry {
         }
         [
             self.finding.rule.id,
-            self.finding.fingerprint.as_str(),
+            self.finding.fingerprint(),
             self.file.as_str(),
             or(&self.kind),
             or(&self.namespace),

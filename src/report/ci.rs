@@ -51,7 +51,7 @@ pub fn render_sarif(report: &Report) -> Value {
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": e.file},
                     "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
-                "partialFingerprints": {"covenant/v1": f.fingerprint, "covenant/object/v1": object_fingerprint(e)},
+                "partialFingerprints": {"covenant/v1": f.fingerprint(), "covenant/object/v1": object_fingerprint(e)},
                 "properties": {"pointer": f.pointer, "document": e.document, "bump": f.bump},
             })
         })

@@ -28,7 +28,7 @@ pub fn render(report: &Report) -> Value {
                 "message": f.message,
                 "help": f.help,
                 "bump": f.bump,
-                "fingerprint": f.fingerprint,
+                "fingerprint": f.fingerprint(),
                 "ratcheted": f.ratcheted,
             })
         })

@@ -1,6 +1,8 @@
 //! A finding: what one rule reports about one place in one document. Plain data; the
 //! renderers in `report/` and `admission/` decide how it looks.
 
+use std::sync::OnceLock;
+
 use sha2::{Digest, Sha256};
 
 use super::meta::{render, Action, RuleMeta, Severity};
@@ -22,9 +24,9 @@ pub struct Finding {
     pub args: Vec<(&'static str, String)>,
     /// For evolution rules: the bump the change implies.
     pub bump: Option<&'static str>,
-    /// First 12 hex digits of sha256 over id, pointer and args: what baselines match on,
-    /// never the message text.
-    pub fingerprint: String,
+    /// `fingerprint()`, worked out when first asked for: the webhook never asks unless it
+    /// ratchets an update.
+    fingerprint: OnceLock<String>,
     /// Whether an UPDATE's ratchet lowered this finding from deny (the old object already
     /// carried it, or the object is being deleted).
     pub ratcheted: bool,
@@ -49,8 +51,14 @@ impl Finding {
             Some((_, fix)) => Some(fix.clone()),
             None => (!rule.help.is_empty()).then(|| render(rule.help, &args)),
         };
-        let fingerprint = fingerprint(rule.id, &pointer, &args);
+        let fingerprint = OnceLock::new();
         Finding { rule, action, pointer, message, help, args, bump: None, fingerprint, ratcheted: false }
+    }
+
+    /// First 12 hex digits of sha256 over id, pointer and args: what baselines match on,
+    /// never the message text.
+    pub fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(|| fingerprint(self.rule.id, &self.pointer, &self.args))
     }
 
     /// The severity the action gives this finding.
@@ -110,8 +118,8 @@ mod tests {
         let rule = lookup("CVN-109").unwrap();
         let a = Finding::new(rule, Action::Deny, "/a", vec![("reason", "x".into())]);
         let b = Finding::new(rule, Action::Deny, "/b", vec![("reason", "x".into())]);
-        assert_eq!(a.fingerprint.len(), 12);
-        assert_ne!(a.fingerprint, b.fingerprint);
+        assert_eq!(a.fingerprint().len(), 12);
+        assert_ne!(a.fingerprint(), b.fingerprint());
         assert_eq!(a.line(), "CVN-109 /a: x");
     }
 }
