@@ -168,9 +168,8 @@ impl ClusterView for EmptyCluster {
 /// Objects read from files: the cluster `covenant check --context DIR` describes.
 #[derive(Clone, Debug, Default)]
 pub struct OfflineCluster {
-    objects: Vec<Arc<Value>>,
-    /// The same objects by API group and kind, in the order they were read: a lookup reads
-    /// only its kind's objects, however many the context holds.
+    /// The objects by API group and kind, in the order they were read: a lookup reads only
+    /// its kind's objects, however many the context holds.
     by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>>,
 }
 
@@ -192,18 +191,13 @@ impl OfflineCluster {
 
     fn holding(objects: Vec<Arc<Value>>) -> OfflineCluster {
         let mut by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>> = BTreeMap::new();
-        for o in &objects {
+        for o in objects {
             let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
             let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            by_kind
-                .entry(group.to_string())
-                .or_default()
-                .entry(kind.to_string())
-                .or_default()
-                .push(o.clone());
+            by_kind.entry(group.to_string()).or_default().entry(kind.to_string()).or_default().push(o);
         }
-        OfflineCluster { objects, by_kind }
+        OfflineCluster { by_kind }
     }
 
     /// Every YAML or JSON document under `dir` (recursively).
@@ -253,12 +247,11 @@ impl ClusterView for OfflineCluster {
 
     fn cache_sizes(&self) -> Vec<(String, usize)> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for o in &self.objects {
-            let api = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-            let group = api.split_once('/').map(|(g, _)| g).unwrap_or("");
-            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
-            *counts.entry(resource).or_default() += 1;
+        for (group, kinds) in &self.by_kind {
+            for (kind, objects) in kinds {
+                let resource = if group.is_empty() { kind.clone() } else { format!("{kind}.{group}") };
+                *counts.entry(resource).or_default() += objects.len();
+            }
         }
         counts.into_iter().collect()
     }
@@ -288,6 +281,8 @@ mod tests {
         assert_eq!(c.list("", "Pod", None, None).unwrap().len(), 1);
         assert!(c.list("apps", "Pod", None, None).unwrap().is_empty());
         assert!(c.list("other.io", "Deployment", None, None).unwrap().is_empty());
+        let sizes = [("Deployment.apps", 3), ("Deployment.example.com", 1), ("Pod", 1)];
+        assert_eq!(c.cache_sizes(), sizes.map(|(r, n)| (r.to_string(), n)));
     }
 
     #[test]
