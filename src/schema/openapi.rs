@@ -221,14 +221,11 @@ pub fn load_text_beside<'t>(
 
 /// The clean OpenAPI schema at the start of `text` (the rest of a larger text, as a review's
 /// body is from where a version schema begins), read as `load_text_beside` reads a whole one:
-/// its layout and how many bytes it spans. `None` where the direct reader declines; the
-/// caller then finds the schema's end another way and loads its text, which words what is
-/// wrong.
-pub fn read_leading(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<(Layout, usize)> {
-    text::decode_leading(text, keep, twin).map(|(layout, _)| {
-        let len = layout.len();
-        (layout, len)
-    })
+/// its layout, whose `len` is how many bytes it spans. `None` where the direct reader
+/// declines; the caller then finds the schema's end another way and loads its text, which
+/// words what is wrong.
+pub fn read_leading(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Layout> {
+    text::decode_leading(text, keep, twin)
 }
 
 fn load_with(value: &Value, at: &Location, dialect: Dialect, keep: Keep) -> Result<Schema, Vec<LoadProblem>> {

@@ -27,11 +27,7 @@ use crate::subject::Reader;
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
 pub(super) fn decode(text: &str, keep: Keep) -> Option<Schema> {
-    let (layout, mut read) = decode_leading(text, keep, None)?;
-    if read.r.peek().is_some() {
-        return None;
-    }
-    Some(Arc::unwrap_or_clone(layout.root))
+    decode_whole(text, keep, None).map(|layout| Arc::unwrap_or_clone(layout.root))
 }
 
 /// A schema read from its text, with where each node lies in it: a later text read beside it
@@ -129,18 +125,28 @@ impl<'t> Placed<'t> {
 /// Read `text` as `decode` does; beside `twin`, a node whose bytes repeat the twin's node at
 /// the same place is the twin's node. What is built equals what `decode` builds.
 pub(super) fn decode_placed<'t>(text: &'t str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Placed<'t>> {
-    let (mut layout, mut read) = decode_leading(text, keep, twin)?;
+    decode_whole(text, keep, twin).map(|layout| Placed { text, layout: Cow::Owned(layout) })
+}
+
+/// The schema `text` holds, and nothing after it but whitespace.
+fn decode_whole(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Layout> {
+    let (mut layout, mut read) = decode_at_start(text, keep, twin)?;
     if read.r.peek().is_some() {
         return None;
     }
     layout.len = text.len();
-    Some(Placed { text, layout: Cow::Owned(layout) })
+    Some(layout)
 }
 
 /// The schema at the start of `text` (the rest of a larger text), read as `decode_placed`
 /// reads a whole one: its layout (spans counted from the start of `text`; `len` is the bytes
-/// up to the schema's end), and the reader left there.
-pub(super) fn decode_leading<'t, 'w>(
+/// up to the schema's end).
+pub(super) fn decode_leading(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option<Layout> {
+    decode_at_start(text, keep, twin).map(|(layout, _)| layout)
+}
+
+/// `decode_leading`, and the reader left where the schema ends.
+fn decode_at_start<'t, 'w>(
     text: &'t str,
     keep: Keep,
     twin: Option<&'w Placed<'w>>,
@@ -168,7 +174,7 @@ impl From<crate::subject::ReadError> for Decline {
 /// at 128 levels; declining is always safe).
 const MAX_DEPTH: usize = 100;
 
-pub(super) struct Read<'a, 't> {
+struct Read<'a, 't> {
     r: Reader<'t>,
     keep: Keep,
     nodes: usize,
