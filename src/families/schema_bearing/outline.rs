@@ -69,8 +69,7 @@ impl<'a> Outline<'a> {
     }
 
     fn of_read(text: &'a str, skeleton: Skeleton) -> Result<Outline<'a>, String> {
-        let schemas = schemas(text, &skeleton.holes).ok_or("a version schema is not UTF-8 text")?;
-        let models = models(&skeleton.holes, schemas.len());
+        let (schemas, models) = schemas(text, &skeleton.holes).ok_or("a version schema is not UTF-8 text")?;
         Ok(Outline { doc: Cow::Owned(skeleton.doc), schemas, models })
     }
 
@@ -89,8 +88,7 @@ impl<'a> Outline<'a> {
     /// read while the review was decoded); `None` if the skeleton's spans do not fall on the
     /// text's character boundaries (a skeleton of another text).
     pub fn of_skeleton(text: &'a str, skeleton: &'a Skeleton) -> Option<Outline<'a>> {
-        let schemas = schemas(text, &skeleton.holes)?;
-        let models = models(&skeleton.holes, schemas.len());
+        let (schemas, models) = schemas(text, &skeleton.holes)?;
         Some(Outline { doc: Cow::Borrowed(&skeleton.doc), schemas, models })
     }
 
@@ -115,30 +113,21 @@ pub const SCHEMAS: Path = &[
     Step::Key("openAPIV3Schema"),
 ];
 
-/// The models of the holes read along `SCHEMAS`, by version index.
-fn models(holes: &[Hole], versions: usize) -> Vec<Option<Model>> {
-    let mut models = vec![None; versions];
-    for hole in holes {
-        if let (&[index], Some(model)) = (hole.at.as_slice(), &hole.model) {
-            if let Some(slot) = models.get_mut(index) {
-                *slot = Some(model.clone());
-            }
-        }
-    }
-    models
-}
+/// The schema texts and models of the holes read along `SCHEMAS`, by version index.
+type Schemas<'a> = (Vec<Option<Source<'a>>>, Vec<Option<Model>>);
 
-/// The schema texts of the holes read along `SCHEMAS`, by version index.
-fn schemas<'a>(text: &'a str, holes: &[Hole]) -> Option<Vec<Option<Source<'a>>>> {
-    let mut schemas = Vec::new();
+fn schemas<'a>(text: &'a str, holes: &[Hole]) -> Option<Schemas<'a>> {
+    let (mut schemas, mut models) = (Vec::new(), Vec::new());
     for hole in holes {
         let &[index] = hole.at.as_slice() else { return None };
         if schemas.len() <= index {
             schemas.resize(index + 1, None);
+            models.resize(index + 1, None);
         }
         schemas[index] = Some(Source::Text(text.get(hole.span.clone())?));
+        models[index] = hole.model.clone();
     }
-    Some(schemas)
+    Some((schemas, models))
 }
 
 #[cfg(test)]
