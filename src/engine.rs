@@ -318,14 +318,9 @@ impl Engine {
         before.received_at = subject.received_at;
         before.admitted = subject.admitted;
         before.stop = subject.stop.clone();
-        let mut carried: Vec<String> = self
-            .evaluate(&before, cluster)
-            .findings
-            .into_iter()
-            .map(|f| f.fingerprint().to_string())
-            .collect();
+        let mut carried = self.evaluate(&before, cluster).findings;
         for f in findings.iter_mut().filter(|f| f.action == Action::Deny) {
-            if let Some(i) = carried.iter().position(|c| c == f.fingerprint()) {
+            if let Some(i) = carried.iter().position(|c| c.fingerprint() == f.fingerprint()) {
                 carried.swap_remove(i);
                 f.demote("pre-existing: the object already violated this before this update, which does not change it; fix it when you next edit it");
             }
