@@ -181,7 +181,32 @@ pub struct Bounds {
 impl Bounds {
     /// Whether no bound is stated.
     pub fn is_empty(&self) -> bool {
-        *self == Bounds::default()
+        // Field by field: the derived comparison with the default compares floats and is
+        // paid on every node a value walk visits.
+        let Bounds {
+            minimum,
+            exclusive_minimum,
+            maximum,
+            exclusive_maximum,
+            multiple_of,
+            min_length,
+            max_length,
+            min_items,
+            max_items,
+            min_properties,
+            max_properties,
+        } = self;
+        minimum.is_none()
+            && !exclusive_minimum
+            && maximum.is_none()
+            && !exclusive_maximum
+            && multiple_of.is_none()
+            && min_length.is_none()
+            && max_length.is_none()
+            && min_items.is_none()
+            && max_items.is_none()
+            && min_properties.is_none()
+            && max_properties.is_none()
     }
 }
 

@@ -15,7 +15,7 @@
 
 mod inputs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
@@ -75,7 +75,8 @@ pub struct Launcher {
     envelopes: BTreeMap<String, Schema>,
     /// The same envelopes with `metadata` opened to Kubernetes object metadata.
     admitted: BTreeMap<String, Schema>,
-    types: BTreeMap<TypeCategory, BTreeMap<String, Judged>>,
+    /// By category and name; hashed, as every entry of a document looks its type up.
+    types: BTreeMap<TypeCategory, HashMap<String, Judged>>,
     names: BTreeMap<TypeCategory, Vec<String>>,
     /// What a trait that only a CapabilityDefinition declares is checked against.
     carved_out: Schema,
@@ -125,7 +126,7 @@ impl Launcher {
             })
             .collect();
 
-        let mut types: BTreeMap<TypeCategory, BTreeMap<String, Judged>> = BTreeMap::new();
+        let mut types: BTreeMap<TypeCategory, HashMap<String, Judged>> = BTreeMap::new();
         let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
         for ((category, name), t) in &registry.launcher {
             names.entry(*category).or_default().push(name.clone());
