@@ -478,8 +478,14 @@ impl Launcher {
         binding: Option<&Map<String, Value>>,
         cx: &mut Context<'_>,
     ) {
-        let empty = Value::Object(Map::new());
-        let authored = authored.filter(|v| !v.is_null()).unwrap_or(&empty);
+        let empty;
+        let authored = match authored.filter(|v| !v.is_null()) {
+            Some(v) => v,
+            None => {
+                empty = Value::Object(Map::new());
+                &empty
+            }
+        };
         let substituted = self.inputs.substitute(authored);
         let value = substituted.as_ref().unwrap_or(authored);
         let at = Location::new(pointer(&[entry, "/properties"]), "");

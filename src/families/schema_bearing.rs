@@ -531,18 +531,17 @@ pub fn evolve_outlines_keeping(
     // Versions that share their schemas before and after (each loaded once) share their
     // changes; a version whose schema is the same JSON before and after has one schema, and
     // the diff of a schema against itself is empty without a look inside.
-    let mut per_version = Vec::new();
-    let mut diffed: Vec<(&Arc<Schema>, &Arc<Schema>, Vec<Judged>)> = Vec::new();
+    let mut per_version: Vec<VersionChanges> = Vec::new();
+    // Each pair diffed, with the entry of `per_version` that holds its changes.
+    let mut diffed: Vec<(&Arc<Schema>, &Arc<Schema>, usize)> = Vec::new();
     for nv in &new_versions {
         let (Some(os), Some(ns)) = (old_schemas.get(&nv.name), new_schemas.get(&nv.name)) else { continue };
-        let changes = if let Some((_, _, same)) =
-            diffed.iter().find(|(o, n, _)| Arc::ptr_eq(o, os) && Arc::ptr_eq(n, ns))
-        {
-            same.clone()
-        } else {
-            let changes = judge_resource(diff(os, ns, ""));
-            diffed.push((os, ns, changes.clone()));
-            changes
+        let changes = match diffed.iter().find(|(o, n, _)| Arc::ptr_eq(o, os) && Arc::ptr_eq(n, ns)) {
+            Some(&(_, _, first)) => per_version[first].changes.clone(),
+            None => {
+                diffed.push((os, ns, per_version.len()));
+                judge_resource(diff(os, ns, ""))
+            }
         };
         per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
     }

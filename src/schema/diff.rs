@@ -324,7 +324,7 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
 /// The changes between two child nodes standing at `at`, which `same` found to differ (the
 /// caller asks first, so an equal child costs no pointer and is walked once); a shared pair
 /// compared before is not compared again, its changes are repeated at this path.
-fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     let Some(key) = shared_pair(old, new) else {
         return changes(old, new, at, shared, out);
     };
@@ -345,6 +345,24 @@ fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &str, shared: &mut Shared, ou
         .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
         .collect();
     shared.changes.insert(key, relative);
+}
+
+/// The changes between two children standing at `at` plus one `step`. The diff carries one
+/// pointer, extended for the walk below and cut back after: a child that is walked costs no
+/// pointer of its own, only one that changed does (in `push`).
+fn descend(
+    old: &Arc<Schema>,
+    new: &Arc<Schema>,
+    at: &mut String,
+    step: &str,
+    shared: &mut Shared,
+    out: &mut Vec<Change>,
+) {
+    let len = at.len();
+    at.push('/');
+    at.push_str(step);
+    child(old, new, at, shared, out);
+    at.truncate(len);
 }
 
 fn push(
@@ -433,13 +451,13 @@ fn node(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec
     if std::ptr::eq(old, new) || equal(old, new, shared) {
         return;
     }
-    changes(old, new, at, shared, out);
+    changes(old, new, &mut at.to_string(), shared, out);
 }
 
 /// The changes between two nodes known to differ. Each child pair is checked for equality
 /// before it is descended into (and before its pointer is spelled), so an unchanged subtree
 /// is walked once, not once more for every level above a change.
-fn changes(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+fn changes(old: &Schema, new: &Schema, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     types(old, new, at, out);
     enumeration(old, new, at, out);
     optional_string(&old.pattern, &new.pattern, at, "pattern", out, PATTERN);
@@ -515,7 +533,7 @@ fn changes(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut 
     properties(old, new, at, shared, out);
     additional(old, new, at, shared, out);
     match (&old.items, &new.items) {
-        (Some(a), Some(b)) if !same(a, b, shared) => child(a, b, &format!("{at}/*"), shared, out),
+        (Some(a), Some(b)) if !same(a, b, shared) => descend(a, b, at, "*", shared, out),
         (None, Some(b)) if **b != Schema::default() && **b != Schema::any() => push(
             out,
             &format!("{at}/*"),
@@ -881,7 +899,7 @@ fn extensions(old: &Schema, new: &Schema, at: &str, out: &mut Vec<Change>) {
 /// `allOf`, `anyOf`, `oneOf` and `not`. Members are compared in place when the lists keep
 /// their length; an `allOf` member added tightens and one removed loosens; anything else
 /// that differs is unclassified.
-fn composition(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+fn composition(old: &Schema, new: &Schema, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     for (what, a, b) in [
         ("allOf", &old.all_of, &new.all_of),
         ("anyOf", &old.any_of, &new.any_of),
@@ -946,12 +964,12 @@ pub fn annotation_only(kind: ChangeKind) -> bool {
     )
 }
 
-fn properties(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+fn properties(old: &Schema, new: &Schema, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     for (key, o) in &old.properties {
         match new.properties.get(key) {
             Some(n) => {
                 if !same(o, n, shared) {
-                    child(o, n, &format!("{at}/{}", escape(key)), shared, out)
+                    descend(o, n, at, &escape(key), shared, out)
                 }
             }
             None => {
@@ -990,7 +1008,7 @@ fn properties(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &m
     }
 }
 
-fn additional(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &mut Vec<Change>) {
+fn additional(old: &Schema, new: &Schema, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     let what = Some("additionalProperties");
     let label = |a: &Additional| match a {
         Additional::Closed => Value::Bool(false),
@@ -1001,7 +1019,7 @@ fn additional(old: &Schema, new: &Schema, at: &str, shared: &mut Shared, out: &m
     match (&old.additional, &new.additional) {
         (Additional::Schema(a), Additional::Schema(b)) => {
             if !same(a, b, shared) {
-                child(a, b, &format!("{at}/*"), shared, out)
+                descend(a, b, at, "*", shared, out)
             }
         }
         (a, b) if a == b => {}
