@@ -228,14 +228,13 @@ impl<'a> Reader<'a> {
     /// every string with an escape. Anything jiter refuses is read by serde_json, which words
     /// the error.
     pub(crate) fn string(&mut self) -> Result<JsonKey<'a>, ReadError> {
-        // A short string without escapes, the most common kind (keys, `"type": "string"`), is
-        // sliced straight out of the text: starting a decoder costs more than reading it.
-        const SHORT: usize = 24;
+        // A string without escapes, the most common kind (keys, `"type": "string"`, most
+        // descriptions), is sliced straight out of the text: starting a decoder costs more
+        // than finding its end. One with an escape is decoded.
         if self.peek() == Some(b'"') {
             let after = &self.data[self.pos + 1..];
-            let short = &after[..after.len().min(SHORT)];
-            if let Some(end) = short.iter().position(|b| *b == b'"' || *b == b'\\' || *b < 0x20) {
-                if short[end] == b'"' {
+            if let Some(end) = plain_string_end(after) {
+                if after[end] == b'"' {
                     if let Some(text) = self.text.get(self.pos + 1..self.pos + 1 + end) {
                         self.pos += end + 2;
                         return Ok(JsonKey(text.into()));
@@ -424,11 +423,59 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Where the first byte a JSON string cannot hold as itself lies in `bytes`: a quote, a
+/// backslash or a control character. Eight bytes are tested at a time: in each word, the
+/// lowest byte flagged by the classic "has a zero byte" and "has a byte less than" tests is
+/// exact (the borrow that can flag a byte above a true one never flags one below it).
+fn plain_string_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let control = w.wrapping_sub(ONES * 0x20) & !w;
+        let found =
+            (zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control) & HIGH;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| at + i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const PATH: Path = &[Step::Key("spec"), Step::Key("versions"), Step::Each, Step::Key("schema")];
+
+    #[test]
+    fn a_plain_string_ends_at_the_first_quote_backslash_or_control_byte() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        // Every length up to three words, every position of every stop byte, over text with
+        // bytes on both sides of each class boundary (0x1f/0x20, 0x21/0x22/0x23, 0x5b/0x5c/0x5d,
+        // 0x7f/0x80, UTF-8 continuation bytes).
+        let fill = "a é!#[]~\u{7f}ü€ ".as_bytes();
+        for len in 0..=24 {
+            let base: Vec<u8> = fill.iter().cycle().take(len).copied().collect();
+            assert_eq!(plain_string_end(&base), naive(&base), "{base:?}");
+            for at in 0..len {
+                for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                    let mut b = base.clone();
+                    b[at] = stop;
+                    assert_eq!(plain_string_end(&b), naive(&b), "{b:?}");
+                    // A second stop later never hides the first.
+                    if at + 3 < len {
+                        b[at + 3] = b'"';
+                        assert_eq!(plain_string_end(&b), naive(&b), "{b:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn holes_are_spans_and_everything_else_is_the_tree() {
