@@ -11,7 +11,7 @@
 //! `*` standing for every array item or every additional property (`/spec/containers/*/image`).
 //! A property that is added or removed is one change; what it contains is not listed again.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -208,15 +208,19 @@ pub fn diff_shape(old: &Schema, new: &Schema, pointer: &str) -> Vec<Change> {
 const MAX_REPEATED: usize = 1_000;
 
 /// What one diff remembers about shared nodes (a JSON Schema definition referenced from many
-/// places is one node): each pair of shared nodes is compared once, so a schema with 2^D
-/// paths through D levels of definitions is diffed in time linear in its size. Nodes of a
-/// tree (every CRD schema) are not remembered; they are met once anyway.
+/// places is one node): each pair of shared nodes is compared at most twice, so a schema with
+/// 2^D paths through D levels of definitions is diffed in time linear in its size. Nodes of a
+/// tree (every CRD schema) are not remembered; they are met once anyway. Keyed by the nodes'
+/// addresses, which need no keyed hash.
 #[derive(Default)]
 struct Shared {
     /// Whether two shared nodes are equal.
-    equal: HashMap<(usize, usize), bool>,
-    /// The changes between two shared nodes, pointers relative to where they stand.
-    changes: HashMap<(usize, usize), Vec<Change>>,
+    equal: FxHashMap<(usize, usize), bool>,
+    /// The shared pairs met: `None` once, else their changes, pointers relative to where they
+    /// stand. Changes are kept from the second meeting on: a node shared only because two
+    /// versions or two documents hold it (most sharing in a CRD) is met once per diff, and
+    /// copying its changes would be work no one reads.
+    changes: FxHashMap<(usize, usize), Option<Vec<Change>>>,
     /// Changes repeated from `changes` so far.
     repeated: usize,
     /// Descriptions, titles and examples are neither compared nor reported (`diff_shape`).
@@ -323,28 +327,46 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
 
 /// The changes between two child nodes standing at `at`, which `same` found to differ (the
 /// caller asks first, so an equal child costs no pointer and is walked once); a shared pair
-/// compared before is not compared again, its changes are repeated at this path.
+/// compared twice is not compared again, its changes are repeated at this path.
 fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &mut String, shared: &mut Shared, out: &mut Vec<Change>) {
     let Some(key) = shared_pair(old, new) else {
         return changes(old, new, at, shared, out);
     };
-    if let Some(known) = shared.changes.get(&key) {
-        for c in known {
-            if shared.repeated >= MAX_REPEATED {
-                break;
-            }
+    let repeat = |c: Change, shared: &mut Shared, out: &mut Vec<Change>| {
+        if shared.repeated < MAX_REPEATED {
             shared.repeated += 1;
-            out.push(Change { pointer: format!("{at}{}", c.pointer), ..c.clone() });
+            out.push(c);
         }
-        return;
+    };
+    match shared.changes.get(&key) {
+        None => {
+            shared.changes.insert(key, None);
+            changes(old, new, at, shared, out);
+        }
+        // Met once before: compared again, and kept for every later meeting.
+        Some(None) => {
+            let mut fresh = Vec::new();
+            changes(old, new, at, shared, &mut fresh);
+            let relative = fresh
+                .iter()
+                .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
+                .collect();
+            shared.changes.insert(key, Some(relative));
+            for c in fresh {
+                repeat(c, shared, out);
+            }
+        }
+        Some(Some(known)) => {
+            let known: Vec<Change> = known
+                .iter()
+                .take(MAX_REPEATED.saturating_sub(shared.repeated))
+                .map(|c| Change { pointer: format!("{at}{}", c.pointer), ..c.clone() })
+                .collect();
+            for c in known {
+                repeat(c, shared, out);
+            }
+        }
     }
-    let first = out.len();
-    changes(old, new, at, shared, out);
-    let relative = out[first..]
-        .iter()
-        .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
-        .collect();
-    shared.changes.insert(key, relative);
 }
 
 /// The changes between two children standing at `at` plus one `step`. The diff carries one
@@ -1060,6 +1082,31 @@ mod tests {
 
     fn kinds(old: Value, new: Value) -> Vec<(String, ChangeKind)> {
         diff(&schema(old), &schema(new), "").into_iter().map(|c| (c.pointer, c.kind)).collect()
+    }
+
+    /// A definition shared by four properties (one node, four paths), changed: its change is
+    /// reported at every path — met first, met again (compared once more and kept), and
+    /// repeated from what was kept — and a repeat past the cap is left out.
+    #[test]
+    fn a_shared_definition_is_reported_at_every_path_it_is_reached_by() {
+        let shared = |t: Type| Arc::new(Schema::object([("leaf", Schema::of(t))]));
+        let tree = |def: Arc<Schema>| Schema {
+            types: vec![Type::Object],
+            properties: ["a", "b", "c", "d"].iter().map(|k| (k.to_string(), def.clone())).collect(),
+            ..Schema::default()
+        };
+        let (old, new) = (tree(shared(Type::String)), tree(shared(Type::Integer)));
+        let got: Vec<(String, ChangeKind)> =
+            diff(&old, &new, "/x").into_iter().map(|c| (c.pointer, c.kind)).collect();
+        let want: Vec<(String, ChangeKind)> =
+            ["a", "b", "c", "d"].iter().map(|k| (format!("/x/{k}/leaf"), ChangeKind::TypeChanged)).collect();
+        assert_eq!(got, want);
+
+        let mut shared_state = Shared { repeated: MAX_REPEATED - 1, ..Shared::default() };
+        let mut out = Vec::new();
+        node(&old, &new, "", &mut shared_state, &mut out);
+        let at: Vec<&str> = out.iter().map(|c| c.pointer.as_str()).collect();
+        assert_eq!(at, ["/a/leaf", "/b/leaf"], "the first meeting whole, then one repeat to the cap");
     }
 
     #[test]

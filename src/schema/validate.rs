@@ -4,7 +4,7 @@
 //! the value normalised as the schema reads it (an integral `3.0` becomes `3`; a union value
 //! takes the first member type that accepts it).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 use serde_json::{Number, Value};
@@ -214,7 +214,7 @@ fn walk(
     ev: Option<&mut Evaluator>,
 ) -> Outcome {
     let mut violations = Vec::new();
-    let mut branches = Branches::new();
+    let mut branches = Branches::default();
     let mut walker = Walker {
         options,
         out: &mut violations,
@@ -222,7 +222,7 @@ fn walk(
         steps: Vec::with_capacity(8),
         ev,
         branches: &mut branches,
-        walked: HashSet::new(),
+        walked: FxHashSet::default(),
     };
     let normalized = walker.walk(schema, value, 0, false);
     Outcome { normalized, violations }
@@ -318,11 +318,12 @@ struct Walker<'o, 'v> {
     branches: &'o mut Branches,
     /// The `allOf` members already walked on a value by this walker (their problems are in
     /// `out` already).
-    walked: HashSet<(usize, usize)>,
+    walked: FxHashSet<(usize, usize)>,
 }
 
-/// Branch outcomes by (schema node, value node) address, for one validation.
-type Branches = HashMap<(usize, usize), bool>;
+/// Branch outcomes by (schema node, value node) address, for one validation (addresses need
+/// no keyed hash).
+type Branches = FxHashMap<(usize, usize), bool>;
 
 fn key(schema: &Arc<Schema>, value: &Value) -> (usize, usize) {
     (Arc::as_ptr(schema) as usize, value as *const Value as usize)
@@ -448,7 +449,7 @@ impl<'o, 'v> Walker<'o, 'v> {
                         steps: self.steps.clone(),
                         ev: self.ev.as_deref_mut(),
                         branches: &mut *self.branches,
-                        walked: HashSet::new(),
+                        walked: FxHashSet::default(),
                     };
                     trial.walk(m, value, depth, in_list);
                     let accepts = scratch.is_empty();
