@@ -250,17 +250,27 @@ enum Accept {
     OutOfRange,
 }
 
-fn accept(t: Type, value: &Value) -> Accept {
+/// Whether `value` is a value of type `t` as it stands (`accept` says `Yes(None)`).
+#[inline]
+fn as_is(t: Type, value: &Value) -> bool {
     match (t, value) {
         (Type::String, Value::String(_))
         | (Type::Boolean, Value::Bool(_))
         | (Type::Number, Value::Number(_))
         | (Type::Array, Value::Array(_))
-        | (Type::Object, Value::Object(_)) => Accept::Yes(None),
+        | (Type::Object, Value::Object(_)) => true,
+        (Type::Integer, Value::Number(n)) => n.is_i64(),
+        _ => false,
+    }
+}
+
+fn accept(t: Type, value: &Value) -> Accept {
+    if as_is(t, value) {
+        return Accept::Yes(None);
+    }
+    match (t, value) {
         (Type::Integer, Value::Number(n)) => {
-            if n.is_i64() {
-                Accept::Yes(None)
-            } else if n.is_u64() {
+            if n.is_u64() {
                 Accept::OutOfRange
             } else {
                 match n.as_f64() {
@@ -354,13 +364,7 @@ impl<'o, 'v> Walker<'o, 'v> {
             && schema.all_of.is_empty()
             && schema.any_of.is_empty()
             && schema.one_of.is_empty()
-            && schema.types.iter().any(|&t| match (t, value) {
-                (Type::String, Value::String(_))
-                | (Type::Boolean, Value::Bool(_))
-                | (Type::Number, Value::Number(_)) => true,
-                (Type::Integer, Value::Number(n)) => n.is_i64(),
-                _ => false,
-            });
+            && schema.types.iter().any(|&t| as_is(t, value));
         if plain {
             return None;
         }
