@@ -332,16 +332,12 @@ fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &mut String, shared: &mut Sha
     let Some(key) = shared_pair(old, new) else {
         return changes(old, new, at, shared, out);
     };
-    let repeat = |c: Change, shared: &mut Shared, out: &mut Vec<Change>| {
-        if shared.repeated < MAX_REPEATED {
-            shared.repeated += 1;
-            out.push(c);
-        }
-    };
-    match shared.changes.get(&key) {
+    // What each meeting past the first adds is counted against the cap.
+    let room = |shared: &Shared| MAX_REPEATED.saturating_sub(shared.repeated);
+    let repeated = match shared.changes.get(&key) {
         None => {
             shared.changes.insert(key, None);
-            changes(old, new, at, shared, out);
+            return changes(old, new, at, shared, out);
         }
         // Met once before: compared again, and kept for every later meeting.
         Some(None) => {
@@ -352,21 +348,19 @@ fn child(old: &Arc<Schema>, new: &Arc<Schema>, at: &mut String, shared: &mut Sha
                 .map(|c| Change { pointer: c.pointer[at.len()..].to_string(), ..c.clone() })
                 .collect();
             shared.changes.insert(key, Some(relative));
-            for c in fresh {
-                repeat(c, shared, out);
-            }
+            let n = fresh.len().min(room(shared));
+            out.extend(fresh.into_iter().take(n));
+            n
         }
         Some(Some(known)) => {
-            let known: Vec<Change> = known
-                .iter()
-                .take(MAX_REPEATED.saturating_sub(shared.repeated))
-                .map(|c| Change { pointer: format!("{at}{}", c.pointer), ..c.clone() })
-                .collect();
-            for c in known {
-                repeat(c, shared, out);
-            }
+            let n = known.len().min(room(shared));
+            out.extend(
+                known[..n].iter().map(|c| Change { pointer: format!("{at}{}", c.pointer), ..c.clone() }),
+            );
+            n
         }
-    }
+    };
+    shared.repeated += repeated;
 }
 
 /// The changes between two children standing at `at` plus one `step`. The diff carries one
