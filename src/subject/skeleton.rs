@@ -275,6 +275,18 @@ impl<'a> Reader<'a> {
         Ok(start..self.pos)
     }
 
+    /// Step over the next value, a string (a description the model does not keep): its end
+    /// found past its escapes without decoding them, anything else through `skip`.
+    pub(crate) fn skip_string(&mut self) -> Result<(), ReadError> {
+        if self.peek() == Some(b'"') {
+            if let Some(end) = escaped_string_end(&self.data[self.pos + 1..]) {
+                self.pos += end + 2;
+                return Ok(());
+            }
+        }
+        self.skip().map(drop)
+    }
+
     /// Enter a mapping: `true` at its `{`, `false` at anything else (nothing consumed).
     pub(crate) fn enter_map(&mut self) -> bool {
         self.eat(b'{')
@@ -446,11 +458,74 @@ fn plain_string_end(bytes: &[u8]) -> Option<usize> {
     words.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| at + i)
 }
 
+/// Where the closing quote of a JSON string lies in `bytes` (the text after its opening
+/// quote), its escapes stepped over as serde_json steps over them; `None` at anything JSON
+/// does not allow in a string (an unknown escape, a `\\u` without four hex digits, a control
+/// byte) or at an unclosed string.
+fn escaped_string_end(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        at += plain_string_end(&bytes[at..])?;
+        match bytes[at] {
+            b'"' => return Some(at),
+            b'\\' => match bytes.get(at + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+                b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => at += 6,
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const PATH: Path = &[Step::Key("spec"), Step::Key("versions"), Step::Each, Step::Key("schema")];
+
+    #[test]
+    fn a_string_is_stepped_over_where_serde_json_steps_over_it() {
+        // Every sequence of up to three pieces (plain text, each escape JSON allows, escapes
+        // it refuses, control bytes, a string left open), closed by a quote and followed by
+        // more text: the end found is serde_json's, and a string it refuses is refused.
+        let pieces: [&[u8]; 13] = [
+            b"plain text, long enough to span a word or two",
+            "é€".as_bytes(),
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\u00e9",
+            b"\\uD800",
+            b"\\uZZ12",
+            b"\\u12",
+            b"\\x",
+            b"\x01",
+            b"\\",
+        ];
+        let mut checked = 0;
+        for a in 0..=pieces.len() {
+            for b in 0..=pieces.len() {
+                for c in 0..=pieces.len() {
+                    let mut text = b"\"".to_vec();
+                    for i in [a, b, c] {
+                        text.extend_from_slice(pieces.get(i).copied().unwrap_or(b""));
+                    }
+                    text.extend_from_slice(b"\", \"after\"");
+                    let mut values =
+                        serde_json::Deserializer::from_slice(&text).into_iter::<serde::de::IgnoredAny>();
+                    let serde = match values.next() {
+                        Some(Ok(_)) => Some(values.byte_offset() - 2),
+                        _ => None,
+                    };
+                    assert_eq!(escaped_string_end(&text[1..]), serde, "{}", String::from_utf8_lossy(&text));
+                    checked += usize::from(serde.is_some());
+                }
+            }
+        }
+        assert!(checked > 1000, "most of the strings are valid: {checked}");
+    }
 
     #[test]
     fn a_plain_string_ends_at_the_first_quote_backslash_or_control_byte() {

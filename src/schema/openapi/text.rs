@@ -309,9 +309,7 @@ impl<'t> Read<'_, 't> {
                     s.description = Some(self.r.string()?.0.into_owned())
                 }
                 // Checked to be a string, neither unescaped nor kept.
-                "description" if self.r.peek() == Some(b'"') => {
-                    self.r.skip()?;
-                }
+                "description" if self.r.peek() == Some(b'"') => self.r.skip_string()?,
                 "description" => return Err(Decline),
                 "title" => s.title = Some(self.r.string()?.0.into_owned()),
                 "example" | "examples" => s.example = Some(self.tree()?),
@@ -339,7 +337,7 @@ impl<'t> Read<'_, 't> {
                 "x-kubernetes-list-type" => s.list_type = Some(self.choice(&["atomic", "set", "map"])?),
                 "x-kubernetes-map-type" => s.map_type = Some(self.choice(&["atomic", "granular"])?),
                 "x-kubernetes-list-map-keys" => s.list_map_keys = self.value()?,
-                "x-kubernetes-validations" => s.validations = cel_rules(self.tree()?)?,
+                "x-kubernetes-validations" => s.validations = self.cel_rules()?,
                 // A keyword only JSON Schema reads.
                 _ => return Err(Decline),
             }
@@ -406,6 +404,27 @@ impl<'t> Read<'_, 't> {
         self.depth -= 1;
         Ok(members)
     }
+
+    /// `x-kubernetes-validations`: read straight into rules, with no `Value` between.
+    fn cel_rules(&mut self) -> Result<Vec<CelRule>, Decline> {
+        let rules: Vec<CelRuleText> = self.value()?;
+        rules
+            .into_iter()
+            .map(|r| {
+                if r.rule.is_empty() {
+                    return Err(Decline);
+                }
+                Ok(CelRule {
+                    rule: r.rule,
+                    message: r.message,
+                    message_expression: r.message_expression,
+                    reason: r.reason,
+                    field_path: r.field_path,
+                    optional_old_self: r.optional_old_self,
+                })
+            })
+            .collect()
+    }
 }
 
 /// The bit of a keyword in the `seen` set.
@@ -415,29 +434,25 @@ fn bit_of(keyword: &str) -> u64 {
 
 const _: () = assert!(KEYWORDS.len() <= 64, "the seen set is one u64");
 
-/// `x-kubernetes-validations`: small, read as a value and then taken apart.
-fn cel_rules(v: Value) -> Result<Vec<CelRule>, Decline> {
-    let Value::Array(items) = v else { return Err(Decline) };
-    items
-        .into_iter()
-        .map(|item| {
-            let Value::Object(members) = item else { return Err(Decline) };
-            let mut rule = CelRule::default();
-            for (key, x) in members {
-                match (key.as_str(), x) {
-                    ("optionalOldSelf", Value::Bool(b)) => rule.optional_old_self = b,
-                    ("rule", Value::String(t)) => rule.rule = t,
-                    ("message", Value::String(t)) => rule.message = Some(t),
-                    ("messageExpression", Value::String(t)) => rule.message_expression = Some(t),
-                    ("reason", Value::String(t)) => rule.reason = Some(t),
-                    ("fieldPath", Value::String(t)) => rule.field_path = Some(t),
-                    _ => return Err(Decline),
-                }
-            }
-            if rule.rule.is_empty() {
-                return Err(Decline);
-            }
-            Ok(rule)
-        })
-        .collect()
+/// One `x-kubernetes-validations` rule as its text spells it: every member a string (or
+/// `optionalOldSelf` a boolean), none repeated, none unknown, `rule` present.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CelRuleText {
+    rule: String,
+    #[serde(default, deserialize_with = "text")]
+    message: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    message_expression: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    reason: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    field_path: Option<String>,
+    #[serde(default)]
+    optional_old_self: bool,
+}
+
+/// A member that, when present, is a string (`null` is refused, as the loader refuses it).
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
 }
