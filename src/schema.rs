@@ -71,6 +71,10 @@ impl Type {
     }
 }
 
+/// A schema's declared types, in the order stated. Held inline: a node declares one type, two
+/// at most in practice (`x-kubernetes-int-or-string`), so no node allocates for them.
+pub type Types = smallvec::SmallVec<[Type; 2]>;
+
 /// What an object accepts beyond its declared properties.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Additional {
@@ -96,7 +100,7 @@ pub enum Additional {
 pub struct Schema {
     /// Declared types: none means untyped (anything), one a type, several a union (a value
     /// is accepted when any member accepts it, and normalised by the first that does).
-    pub types: Vec<Type>,
+    pub types: Types,
     /// Declared properties of an object.
     pub properties: BTreeMap<String, Arc<Schema>>,
     /// What an object accepts beyond `properties`.
@@ -235,13 +239,13 @@ impl Schema {
 
     /// A schema of one type.
     pub fn of(t: Type) -> Schema {
-        Schema { types: vec![t], ..Schema::default() }
+        Schema { types: smallvec::smallvec![t], ..Schema::default() }
     }
 
     /// A closed object with these properties.
     pub fn object(properties: impl IntoIterator<Item = (&'static str, Schema)>) -> Schema {
         Schema {
-            types: vec![Type::Object],
+            types: smallvec::smallvec![Type::Object],
             properties: properties.into_iter().map(|(k, v)| (k.to_string(), Arc::new(v))).collect(),
             ..Schema::default()
         }
@@ -249,7 +253,7 @@ impl Schema {
 
     /// An array of `items`.
     pub fn array(items: Schema) -> Schema {
-        Schema { types: vec![Type::Array], items: Some(Arc::new(items)), ..Schema::default() }
+        Schema { types: smallvec::smallvec![Type::Array], items: Some(Arc::new(items)), ..Schema::default() }
     }
 
     /// This schema with `keys` required.

@@ -78,7 +78,7 @@ fn openchoreo_parameters_with_defs_and_refs_load_and_judge() {
     let schema =
         load(&ct["spec"]["environmentConfigs"]["openAPIV3Schema"], &at, Dialect::JsonSchema).unwrap();
     let limits = &schema.properties["resources"].properties["limits"];
-    assert_eq!(limits.properties["cpu"].types, [Type::String]);
+    assert_eq!(limits.properties["cpu"].types[..], [Type::String]);
     assert_eq!(limits.properties["cpu"].default, Some(json!("100m")));
 
     let good = json!({"replicas": 2, "resources": {"limits": {"cpu": "500m"}}, "imagePullPolicy": "Always"});

@@ -1085,7 +1085,7 @@ mod tests {
     fn a_shared_definition_is_reported_at_every_path_it_is_reached_by() {
         let shared = |t: Type| Arc::new(Schema::object([("leaf", Schema::of(t))]));
         let tree = |def: Arc<Schema>| Schema {
-            types: vec![Type::Object],
+            types: smallvec::smallvec![Type::Object],
             properties: ["a", "b", "c", "d"].iter().map(|k| (k.to_string(), def.clone())).collect(),
             ..Schema::default()
         };

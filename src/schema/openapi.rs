@@ -776,7 +776,7 @@ impl<'v> Loader<'v> {
 /// whether the object is open, closed or says nothing beyond its properties.
 fn finish(s: &mut Schema, open: bool, additional_declared: bool) {
     if s.int_or_string && s.types.is_empty() {
-        s.types = vec![Type::Integer, Type::String];
+        s.types = smallvec::smallvec![Type::Integer, Type::String];
     }
     s.additional = if open {
         Additional::Open
@@ -962,7 +962,7 @@ mod tests {
         )
         .unwrap();
         let spec = &s.properties["spec"];
-        assert_eq!(spec.properties["port"].types, [Type::Integer, Type::String]);
+        assert_eq!(spec.properties["port"].types[..], [Type::Integer, Type::String]);
         assert_eq!(spec.properties["tags"].list_type.as_deref(), Some("set"));
         assert_eq!(spec.validations[0].message.as_deref(), Some("port is set"));
         assert_eq!(spec.additional, Additional::Closed);
@@ -984,7 +984,7 @@ mod tests {
                          "properties": {"port": {"$ref": "#/$defs/Port", "default": 8080, "x-ui": 1}},
                          "x-openchoreo-hint": "keep"});
         let s = load(&doc, &at(), Dialect::JsonSchema).unwrap();
-        assert_eq!(s.properties["port"].types, [Type::Integer]);
+        assert_eq!(s.properties["port"].types[..], [Type::Integer]);
         assert_eq!(s.properties["port"].default, Some(json!(8080)));
         assert_eq!(s.extensions["x-openchoreo-hint"], json!("keep"));
         let bad = validate(&s, &json!({"port": 70000}), &Location::default(), Required::Everywhere);

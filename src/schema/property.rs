@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::pointer::Location;
-use super::{Additional, Schema, Type};
+use super::{Additional, Schema, Type, Types};
 
 /// The keys a property schema may carry.
 pub const KEYS: [&str; 9] =
@@ -39,7 +39,7 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
         let here = at.key(key);
         match key.as_str() {
             "type" => match v.as_str().and_then(Type::parse) {
-                Some(t) => schema.types = vec![t],
+                Some(t) => schema.types = smallvec::smallvec![t],
                 None => problem(
                     here,
                     format!(
@@ -55,7 +55,7 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
                 let scalar = |t: &Option<Type>| {
                     matches!(t, Some(Type::String | Type::Integer | Type::Number | Type::Boolean))
                 };
-                let mut distinct: Vec<Type> = members.iter().flatten().copied().collect();
+                let mut distinct: Types = members.iter().flatten().copied().collect();
                 distinct.dedup();
                 if members.len() < 2 || !members.iter().all(scalar) || distinct.len() != members.len() {
                     problem(here, format!("a union lists at least two distinct scalar types (string, integer, number, boolean), found {v}"));

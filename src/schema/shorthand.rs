@@ -522,18 +522,18 @@ ratio: "number | required=false exclusiveMinimum=true minimum=0.5"
 "#,
         )
         .unwrap();
-        assert_eq!(s.types, vec![Type::Object]);
+        assert_eq!(s.types[..], [Type::Object]);
         assert_eq!(s.additional, Additional::Closed);
         assert_eq!(s.required, vec!["name".to_string(), "tags".to_string()]);
         let replicas = &s.properties["replicas"];
-        assert_eq!(replicas.types, vec![Type::Integer]);
+        assert_eq!(replicas.types[..], [Type::Integer]);
         assert_eq!(replicas.default, Some(json!(1)));
         assert_eq!(replicas.bounds.minimum, Some(0.0));
         assert_eq!(replicas.bounds.maximum, Some(10.0));
-        assert_eq!(s.properties["tags"].items.as_ref().unwrap().types, vec![Type::String]);
+        assert_eq!(s.properties["tags"].items.as_ref().unwrap().types[..], [Type::String]);
         assert_eq!(s.properties["tags"].bounds.min_items, Some(1));
         assert!(
-            matches!(&s.properties["labels"].additional, Additional::Schema(v) if v.types == vec![Type::String])
+            matches!(&s.properties["labels"].additional, Additional::Schema(v) if v.types[..] == [Type::String])
         );
         assert_eq!(s.properties["labels"].default, Some(json!({})));
         assert_eq!(

@@ -662,7 +662,10 @@ mod tests {
             ("replicas", Schema::of(Type::Integer)),
             ("env", env()),
             ("resources", Schema::object([("limits", Schema::of(Type::Object).open())])),
-            ("quantity", Schema { types: vec![Type::String, Type::Integer], ..Schema::default() }),
+            (
+                "quantity",
+                Schema { types: smallvec::smallvec![Type::String, Type::Integer], ..Schema::default() },
+            ),
             ("protocol", Schema::of(Type::String).one_of([json!("TCP"), json!("UDP")])),
             ("cpuUtilization", Schema::of(Type::Integer).one_of([json!(80), json!(90)])),
             ("anything", Schema::any()),
@@ -812,7 +815,7 @@ mod tests {
             0 => Schema::of(Type::String),
             1 => Schema::of(Type::Integer),
             2 => Schema::of(Type::Boolean),
-            3 => Schema { types: vec![Type::Integer, Type::String], ..Schema::default() },
+            3 => Schema { types: smallvec::smallvec![Type::Integer, Type::String], ..Schema::default() },
             4 => Schema::array(gen_schema(rng, depth - 1)),
             5 => Schema::of(Type::Object).open(),
             _ => {
@@ -877,7 +880,7 @@ mod tests {
         let mut injected = 0;
         for _ in 0..300 {
             let mut schema = gen_schema(&mut rng, 4);
-            if schema.types != [Type::Object] || schema.additional != Additional::Closed {
+            if schema.types[..] != [Type::Object] || schema.additional != Additional::Closed {
                 schema = Schema::object([("root", schema)]);
             }
             let value = gen_value(&schema, &mut rng);
