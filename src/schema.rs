@@ -96,7 +96,13 @@ pub enum Additional {
 /// One schema node. Children are shared (`Arc`): a JSON Schema definition referenced from
 /// many places is one node, so a schema's size in memory follows its text, not the number of
 /// paths through its `$ref`s. Walks over a schema that can meet shared nodes memoise per node.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// What most nodes state is held here; the keywords a node seldom states are in `Rare`,
+/// boxed, and read and written through this node as if they were its own fields (`Deref`):
+/// a node that states none of them holds no box, so a schema's nodes stay small, and a walk,
+/// a comparison or a drop of one touches a few cache lines, not ten. A rare keyword written
+/// makes the box.
+#[derive(Clone, Debug, Default)]
 pub struct Schema {
     /// Declared types: none means untyped (anything), one a type, several a union (a value
     /// is accepted when any member accepts it, and normalised by the first that does).
@@ -113,10 +119,19 @@ pub struct Schema {
     pub enumeration: Option<Vec<Value>>,
     /// Whether `null` is a value (OpenAPI `nullable`); elsewhere `null` means absent.
     pub nullable: bool,
+    /// `x-kubernetes-int-or-string` (the model also lists `integer` and `string` in `types`).
+    pub int_or_string: bool,
     /// The stated default.
     pub default: Option<Value>,
     /// Human description.
     pub description: Option<String>,
+    /// The keywords a node seldom states; none when it states none of them.
+    rare: Option<Box<Rare>>,
+}
+
+/// The keywords a schema node seldom states, reached through the node (`schema.bounds`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rare {
     /// Title.
     pub title: Option<String>,
     /// An example value.
@@ -129,8 +144,6 @@ pub struct Schema {
     pub bounds: Bounds,
     /// `uniqueItems`.
     pub unique_items: bool,
-    /// `x-kubernetes-int-or-string` (the model also lists `integer` and `string` in `types`).
-    pub int_or_string: bool,
     /// `x-kubernetes-embedded-resource`.
     pub embedded_resource: bool,
     /// `x-kubernetes-list-type` (`atomic`, `set`, `map`).
@@ -152,6 +165,83 @@ pub struct Schema {
     /// Vendor extensions (`x-…` keys the model has no field for), kept so nothing read is
     /// dropped and the diff can compare them.
     pub extensions: BTreeMap<String, Value>,
+}
+
+/// What a node without rare keywords reads through `Deref`.
+static NONE_RARE: Rare = Rare {
+    title: None,
+    example: None,
+    format: None,
+    pattern: None,
+    bounds: Bounds {
+        minimum: None,
+        exclusive_minimum: false,
+        maximum: None,
+        exclusive_maximum: false,
+        multiple_of: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        min_properties: None,
+        max_properties: None,
+    },
+    unique_items: false,
+    embedded_resource: false,
+    list_type: None,
+    list_map_keys: Vec::new(),
+    map_type: None,
+    validations: Vec::new(),
+    all_of: Vec::new(),
+    any_of: Vec::new(),
+    one_of: Vec::new(),
+    not: None,
+    extensions: BTreeMap::new(),
+};
+
+impl std::ops::Deref for Schema {
+    type Target = Rare;
+
+    fn deref(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NONE_RARE)
+    }
+}
+
+impl std::ops::DerefMut for Schema {
+    fn deref_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+}
+
+/// Equal when every keyword is: a node whose rare keywords were written back to their
+/// defaults equals one that never held any.
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        let Schema {
+            types,
+            properties,
+            additional,
+            items,
+            required,
+            enumeration,
+            nullable,
+            int_or_string,
+            default,
+            description,
+            rare: _,
+        } = self;
+        *types == other.types
+            && *properties == other.properties
+            && *additional == other.additional
+            && *items == other.items
+            && *required == other.required
+            && *enumeration == other.enumeration
+            && *nullable == other.nullable
+            && *int_or_string == other.int_or_string
+            && *default == other.default
+            && *description == other.description
+            && **self == **other
+    }
 }
 
 /// The bounds a schema states. Numbers are kept as `f64`; schemas state them as literals.
@@ -237,6 +327,12 @@ impl Schema {
         Schema { additional: Additional::Open, ..Schema::default() }
     }
 
+    /// A schema no value meets (`not` anything): JSON Schema's `false`.
+    pub fn nothing() -> Schema {
+        let rare = Rare { not: Some(Arc::new(Schema::any())), ..Rare::default() };
+        Schema { rare: Some(Box::new(rare)), ..Schema::default() }
+    }
+
     /// A schema of one type.
     pub fn of(t: Type) -> Schema {
         Schema { types: smallvec::smallvec![t], ..Schema::default() }
@@ -272,5 +368,38 @@ impl Schema {
     pub fn one_of(mut self, values: impl IntoIterator<Item = Value>) -> Schema {
         self.enumeration = Some(values.into_iter().collect());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_holds_its_seldom_stated_keywords_apart_and_compares_by_them() {
+        // The node stays a few cache lines; the rare keywords live in their box.
+        assert!(std::mem::size_of::<Schema>() <= 192, "{}", std::mem::size_of::<Schema>());
+        let plain = Schema::of(Type::String);
+        assert!(plain.rare.is_none());
+        // Reading a rare keyword makes no box; writing one does.
+        assert!(plain.bounds.is_empty() && plain.validations.is_empty() && plain.not.is_none());
+        let mut bounded = plain.clone();
+        bounded.bounds.max_length = Some(3);
+        assert!(bounded.rare.is_some());
+        assert_ne!(bounded, plain);
+        assert_eq!(bounded.bounds.max_length, Some(3));
+        // Written back to its default, the node equals one that never had the box, both ways.
+        bounded.bounds.max_length = None;
+        assert!(bounded.rare.is_some());
+        assert_eq!(bounded, plain);
+        assert_eq!(plain, bounded);
+        // Every field of the box takes part.
+        let mut titled = plain.clone();
+        titled.title = Some("t".into());
+        assert_ne!(titled, plain);
+        let mut shared = plain.clone();
+        shared.extensions.insert("x-a".into(), Value::Bool(true));
+        assert_ne!(shared, plain);
+        assert_ne!(Schema::nothing(), Schema::default());
     }
 }

@@ -42,20 +42,18 @@ fn yaml_docs(path: &Path) -> Vec<Value> {
 /// A schema without its descriptions, at every node.
 fn undescribed(s: &Schema) -> Schema {
     let under = |c: &Arc<Schema>| Arc::new(undescribed(c));
-    Schema {
-        description: None,
-        properties: s.properties.iter().map(|(k, c)| (k.clone(), under(c))).collect(),
-        additional: match &s.additional {
-            Additional::Schema(c) => Additional::Schema(under(c)),
-            other => other.clone(),
-        },
-        items: s.items.as_ref().map(under),
-        all_of: s.all_of.iter().map(under).collect(),
-        any_of: s.any_of.iter().map(under).collect(),
-        one_of: s.one_of.iter().map(under).collect(),
-        not: s.not.as_ref().map(under),
-        ..s.clone()
+    let mut out = s.clone();
+    out.description = None;
+    out.properties = s.properties.iter().map(|(k, c)| (k.clone(), under(c))).collect();
+    if let Additional::Schema(c) = &s.additional {
+        out.additional = Additional::Schema(under(c));
     }
+    out.items = s.items.as_ref().map(under);
+    out.all_of = s.all_of.iter().map(under).collect();
+    out.any_of = s.any_of.iter().map(under).collect();
+    out.one_of = s.one_of.iter().map(under).collect();
+    out.not = s.not.as_ref().map(under);
+    out
 }
 
 /// Of the properties two schemas both declare (at any depth, below properties both declare),

@@ -417,7 +417,9 @@ pub fn contract_diff(old: &Contract, new: &Contract) -> Vec<Judged> {
                 out.extend(judge(diff(&empty, b, section)).into_iter().filter(|j| j.bump < Bump::Major))
             }
             (Some(a), None) => {
-                out.extend(judge(diff(a, &Schema { additional: a.additional.clone(), ..empty }, section)))
+                let mut gone = empty.clone();
+                gone.additional = a.additional.clone();
+                out.extend(judge(diff(a, &gone, section)))
             }
         }
     }
@@ -443,7 +445,11 @@ pub fn contract_diff(old: &Contract, new: &Contract) -> Vec<Judged> {
             None,
         ));
     }
-    let rules = |v: &[CelRule]| Schema { validations: v.to_vec(), ..Schema::default() };
+    let rules = |v: &[CelRule]| {
+        let mut s = Schema::default();
+        s.validations = v.to_vec();
+        s
+    };
     out.extend(judge(diff(&rules(&old.validations), &rules(&new.validations), "/validations")));
     out.extend(rendered_diff(&old.rendered, &new.rendered));
     out

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::pointer::escape;
-use super::{Additional, Bounds, CelRule, Schema, Type};
+use super::{Additional, Bounds, CelRule, Rare, Schema, Type};
 
 /// What changed at one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -272,15 +272,18 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
         required,
         enumeration,
         nullable,
+        int_or_string,
         default,
         description,
+        rare: _,
+    } = a;
+    let Rare {
         title,
         example,
         format,
         pattern,
         bounds,
         unique_items,
-        int_or_string,
         embedded_resource,
         list_type,
         list_map_keys,
@@ -291,7 +294,7 @@ fn equal(a: &Schema, b: &Schema, shared: &mut Shared) -> bool {
         one_of,
         not,
         extensions,
-    } = a;
+    } = &**a;
     let own = *types == b.types
         && *required == b.required
         && *enumeration == b.enumeration

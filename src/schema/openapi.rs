@@ -328,17 +328,13 @@ impl<'v> Loader<'v> {
     }
 
     /// Nodes are built on the heap where their parent keeps them (`properties`, `items`, …
-    /// hold boxes): a `Schema` is some 600 bytes, not worth moving about.
+    /// hold boxes).
     fn node(&mut self, value: &Value, at: &At<'_>) -> Arc<Schema> {
         let Some(map) = value.as_object() else {
             if let Value::Bool(b) = value {
                 // JSON Schema's boolean schemas: `true` accepts anything, `false` nothing.
                 if self.dialect == Dialect::JsonSchema {
-                    return Arc::new(if *b {
-                        Schema::any()
-                    } else {
-                        Schema { not: Some(Arc::new(Schema::any())), ..Schema::default() }
-                    });
+                    return Arc::new(if *b { Schema::any() } else { Schema::nothing() });
                 }
             }
             self.problem(at.location(), format!("expected a schema mapping, found {}", found(value)));
