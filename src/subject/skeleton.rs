@@ -460,7 +460,7 @@ fn plain_string_end(bytes: &[u8]) -> Option<usize> {
 
 /// Where the closing quote of a JSON string lies in `bytes` (the text after its opening
 /// quote), its escapes stepped over as serde_json steps over them; `None` at anything JSON
-/// does not allow in a string (an unknown escape, a `\\u` without four hex digits, a control
+/// does not allow in a string (an unknown escape, a `\u` without four hex digits, a control
 /// byte) or at an unclosed string.
 fn escaped_string_end(bytes: &[u8]) -> Option<usize> {
     let mut at = 0;
