@@ -102,7 +102,7 @@ pub enum Additional {
 /// a node that states none of them holds no box, so a schema's nodes stay small, and a walk,
 /// a comparison or a drop of one touches a few cache lines, not ten. A rare keyword written
 /// makes the box.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Schema {
     /// Declared types: none means untyped (anything), one a type, several a union (a value
     /// is accepted when any member accepts it, and normalised by the first that does).
@@ -125,12 +125,34 @@ pub struct Schema {
     pub default: Option<Value>,
     /// Human description.
     pub description: Option<String>,
-    /// The keywords a node seldom states; none when it states none of them.
-    rare: Option<Box<Rare>>,
+    /// The keywords a node seldom states; no box when it states none of them.
+    rare: RareBox,
+}
+
+/// The box of a node's seldom-stated keywords: none until one is written. Compared by what it
+/// holds, so a box whose keywords were written back to their defaults equals none.
+#[derive(Clone, Debug, Default)]
+struct RareBox(Option<Box<Rare>>);
+
+impl PartialEq for RareBox {
+    fn eq(&self, other: &RareBox) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl RareBox {
+    fn get(&self) -> &Rare {
+        static NONE: Rare = Rare::NONE;
+        self.0.as_deref().unwrap_or(&NONE)
+    }
+
+    fn get_mut(&mut self) -> &mut Rare {
+        self.0.get_or_insert_with(Box::default)
+    }
 }
 
 /// The keywords a schema node seldom states, reached through the node (`schema.bounds`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rare {
     /// Title.
     pub title: Option<String>,
@@ -167,85 +189,50 @@ pub struct Rare {
     pub extensions: BTreeMap<String, Value>,
 }
 
-/// What a node without rare keywords reads through `Deref`.
-static NONE_RARE: Rare = Rare {
-    title: None,
-    example: None,
-    format: None,
-    pattern: None,
-    bounds: Bounds {
-        minimum: None,
-        exclusive_minimum: false,
-        maximum: None,
-        exclusive_maximum: false,
-        multiple_of: None,
-        min_length: None,
-        max_length: None,
-        min_items: None,
-        max_items: None,
-        min_properties: None,
-        max_properties: None,
-    },
-    unique_items: false,
-    embedded_resource: false,
-    list_type: None,
-    list_map_keys: Vec::new(),
-    map_type: None,
-    validations: Vec::new(),
-    all_of: Vec::new(),
-    any_of: Vec::new(),
-    one_of: Vec::new(),
-    not: None,
-    extensions: BTreeMap::new(),
-};
+impl Rare {
+    /// None of the keywords stated: what a node without the box reads through `Deref`.
+    pub const NONE: Rare = Rare {
+        title: None,
+        example: None,
+        format: None,
+        pattern: None,
+        bounds: Bounds::NONE,
+        unique_items: false,
+        embedded_resource: false,
+        list_type: None,
+        list_map_keys: Vec::new(),
+        map_type: None,
+        validations: Vec::new(),
+        all_of: Vec::new(),
+        any_of: Vec::new(),
+        one_of: Vec::new(),
+        not: None,
+        extensions: BTreeMap::new(),
+    };
+}
+
+impl Default for Rare {
+    fn default() -> Rare {
+        Rare::NONE
+    }
+}
 
 impl std::ops::Deref for Schema {
     type Target = Rare;
 
     fn deref(&self) -> &Rare {
-        self.rare.as_deref().unwrap_or(&NONE_RARE)
+        self.rare.get()
     }
 }
 
 impl std::ops::DerefMut for Schema {
     fn deref_mut(&mut self) -> &mut Rare {
-        self.rare.get_or_insert_with(Box::default)
-    }
-}
-
-/// Equal when every keyword is: a node whose rare keywords were written back to their
-/// defaults equals one that never held any.
-impl PartialEq for Schema {
-    fn eq(&self, other: &Schema) -> bool {
-        let Schema {
-            types,
-            properties,
-            additional,
-            items,
-            required,
-            enumeration,
-            nullable,
-            int_or_string,
-            default,
-            description,
-            rare: _,
-        } = self;
-        *types == other.types
-            && *properties == other.properties
-            && *additional == other.additional
-            && *items == other.items
-            && *required == other.required
-            && *enumeration == other.enumeration
-            && *nullable == other.nullable
-            && *int_or_string == other.int_or_string
-            && *default == other.default
-            && *description == other.description
-            && **self == **other
+        self.rare.get_mut()
     }
 }
 
 /// The bounds a schema states. Numbers are kept as `f64`; schemas state them as literals.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bounds {
     /// `minimum`.
     pub minimum: Option<f64>,
@@ -273,6 +260,21 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// No bound stated.
+    pub const NONE: Bounds = Bounds {
+        minimum: None,
+        exclusive_minimum: false,
+        maximum: None,
+        exclusive_maximum: false,
+        multiple_of: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        min_properties: None,
+        max_properties: None,
+    };
+
     /// Whether no bound is stated.
     pub fn is_empty(&self) -> bool {
         // Field by field: the derived comparison with the default compares floats and is
@@ -304,6 +306,12 @@ impl Bounds {
     }
 }
 
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds::NONE
+    }
+}
+
 /// One `x-kubernetes-validations` rule.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CelRule {
@@ -330,7 +338,7 @@ impl Schema {
     /// A schema no value meets (`not` anything): JSON Schema's `false`.
     pub fn nothing() -> Schema {
         let rare = Rare { not: Some(Arc::new(Schema::any())), ..Rare::default() };
-        Schema { rare: Some(Box::new(rare)), ..Schema::default() }
+        Schema { rare: RareBox(Some(Box::new(rare))), ..Schema::default() }
     }
 
     /// A schema of one type.
@@ -380,17 +388,17 @@ mod tests {
         // The node stays a few cache lines; the rare keywords live in their box.
         assert!(std::mem::size_of::<Schema>() <= 192, "{}", std::mem::size_of::<Schema>());
         let plain = Schema::of(Type::String);
-        assert!(plain.rare.is_none());
+        assert!(plain.rare.0.is_none());
         // Reading a rare keyword makes no box; writing one does.
         assert!(plain.bounds.is_empty() && plain.validations.is_empty() && plain.not.is_none());
         let mut bounded = plain.clone();
         bounded.bounds.max_length = Some(3);
-        assert!(bounded.rare.is_some());
+        assert!(bounded.rare.0.is_some());
         assert_ne!(bounded, plain);
         assert_eq!(bounded.bounds.max_length, Some(3));
         // Written back to its default, the node equals one that never had the box, both ways.
         bounded.bounds.max_length = None;
-        assert!(bounded.rare.is_some());
+        assert!(bounded.rare.0.is_some());
         assert_eq!(bounded, plain);
         assert_eq!(plain, bounded);
         // Every field of the box takes part.
