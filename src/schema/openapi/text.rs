@@ -11,11 +11,11 @@
 //! same text (asserted over every schema of the crd-history fixtures).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
@@ -76,26 +76,8 @@ impl Layout {
     }
 }
 
-/// Nodes' spans by address. An address is its own hash, spread by a multiplication: SipHash
-/// guards against keys chosen to collide, which addresses are not.
-type Spans = HashMap<usize, (Range<usize>, usize), BuildHasherDefault<AddressHasher>>;
-
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
+/// Nodes' spans by address. Addresses are not chosen to collide, so they need no keyed hash.
+type Spans = FxHashMap<usize, (Range<usize>, usize)>;
 
 impl<'t> Placed<'t> {
     /// A model read some other way: no node of it is known to lie anywhere in `text`.
@@ -154,7 +136,7 @@ fn decode_at_start<'t, 'w>(
     // A node read keeping something else is not the node this reading builds.
     let twin = twin.filter(|twin| twin.layout.keep == keep);
     // About one node for every 200 bytes of a CRD's schema text.
-    let spans = Spans::with_capacity_and_hasher(text.len().min(1 << 20) / 200, BuildHasherDefault::default());
+    let spans = Spans::with_capacity_and_hasher(text.len().min(1 << 20) / 200, Default::default());
     let mut read = Read { r: Reader::of_text(text), keep, nodes: 0, depth: 0, twin, spans };
     let root = read.node(twin.map(Placed::root)).ok()?;
     let spans = std::mem::take(&mut read.spans);
