@@ -621,11 +621,20 @@ async fn slow_reviews_never_stall_probes_or_other_reviews() {
     }
 }
 
+/// A pinned Component over the size decoded where it is read (64 KiB): read and judged on the
+/// blocking pool in one hand-off.
+fn large_pinned_component(uid: &str) -> Value {
+    let mut review = pinned_component(uid);
+    review["request"]["object"]["metadata"]["annotations"] = json!({"note": "x".repeat(96 * 1024)});
+    review
+}
+
 /// A review whose lookup outlasts the request's deadline is answered at the deadline, per the
-/// failure policy, saying so — not when the lookup returns.
+/// failure policy, saying so — not when the lookup returns. A large review, read on the
+/// blocking pool, is answered the same way, naming its uid.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_review_not_judged_by_its_deadline_is_answered_per_the_failure_policy() {
-    for allow in [false, true] {
+    for (allow, large) in [(false, false), (true, false), (false, true), (true, true)] {
         let cluster = SlowCluster::new(Duration::from_secs(4));
         let server = slow_server(&cluster, |c| {
             if allow {
@@ -634,7 +643,8 @@ async fn a_review_not_judged_by_its_deadline_is_answered_per_the_failure_policy(
         })
         .await;
         let url = server.url("/api/v0/validate?timeout=1s");
-        let resp = post(&server.h2(), &url, pinned_component("late").to_string()).await;
+        let review = if large { large_pinned_component("late") } else { pinned_component("late") };
+        let resp = post(&server.h2(), &url, review.to_string()).await;
         assert_eq!(resp.status(), 200);
         let body: Value = resp.json().await.unwrap();
         assert_eq!(cluster.ended(), 0, "answered only after the lookup returned");
@@ -652,6 +662,26 @@ async fn a_review_not_judged_by_its_deadline_is_answered_per_the_failure_policy(
         }
         assert!(server.metrics().await.contains(r#"decision="unjudged""#));
         still_answers(&server).await;
+    }
+}
+
+/// An operation no rule judges is admitted with a warning that says no rule ran, whether the
+/// review is small or large (read on the blocking pool).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operation_no_rule_judges_is_admitted_saying_so_at_any_size() {
+    let cluster = SlowCluster::new(Duration::from_secs(4));
+    let server = slow_server(&cluster, |_| {}).await;
+    for large in [false, true] {
+        let mut review = if large { large_pinned_component("odd") } else { pinned_component("odd") };
+        review["request"]["operation"] = json!("PATCH");
+        let resp = post(&server.h2(), &server.url("/api/v0/validate"), review.to_string()).await;
+        assert_eq!(resp.status(), 200);
+        let body: Value = resp.json().await.unwrap();
+        let r = &body["response"];
+        assert_eq!((&r["uid"], &r["allowed"]), (&json!("odd"), &json!(true)), "{body}");
+        let warning = r["warnings"][0].as_str().unwrap_or_default();
+        assert!(warning.contains(r#"operation "PATCH" is not one of"#), "{warning}");
+        assert_eq!(cluster.begun.load(std::sync::atomic::Ordering::SeqCst), 0, "a rule looked something up");
     }
 }
 

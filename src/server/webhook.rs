@@ -217,98 +217,159 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
     if let Some(surplus) = want.checked_sub(bytes.len()).filter(|n| *n > 0) {
         drop(bytes_turn.split(surplus));
     }
-    // A large body is decoded on the blocking pool too: megabytes of JSON are work the
-    // connection workers should not do.
-    let small = bytes.len() <= INLINE_DECODE;
-    let decoded = if small {
-        decode(&bytes, &state.engine)
-    } else {
-        let engine = state.engine.clone();
-        match tokio::time::timeout_at(until, tokio::task::spawn_blocking(move || decode(&bytes, &engine)))
-            .await
-        {
-            Ok(Ok(decoded)) => decoded,
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, "decoding a review failed");
-                return Problem::internal().into_response();
-            }
-            Err(_) => return refuse(&state, webhook, Problem::unread(timeout.unwrap_or(DEFAULT_TIMEOUT))),
-        }
-    };
-    let mut review = match decoded {
-        Ok(review) => review,
-        Err(problem) => return refuse(&state, webhook, problem),
-    };
-
     // Rules that look up cluster state share what is left of the request's deadline,
     // minus a margin to answer in, capped by the configured budget.
     let budget = match timeout {
         Some(t) => t.saturating_sub(ANSWER_MARGIN).min(state.lookup_budget),
         None => state.lookup_budget,
     };
-    review.subject.budget = Some(budget);
-    review.subject.received_at = Some(SystemTime::now());
     let stop = crate::subject::Stop::new();
-    review.subject.stop = stop.clone();
-
-    if let (Operation::Other(op), Webhook::Validate) = (&review.subject.operation, webhook) {
-        let warning = format!(
-            "covenant: operation \"{op}\" is not one of CREATE, UPDATE, DELETE, CONNECT; no rule ran"
-        );
-        let response = admission::respond(&review.uid, &crate::engine::Verdict::default(), &[warning]);
-        return answer(&state, webhook.as_str(), &review.subject, started, &response);
-    }
-
-    // A review no family claims is judged where it stands: there is nothing to judge but the
-    // exemptions, and a hand-off to another thread would cost more than the work.
-    if webhook == Webhook::Validate && state.engine.is_quick(&review.subject) {
-        let verdict = state.engine.evaluate(&review.subject, state.cluster.as_ref());
-        drop((review_turn, bytes_turn));
-        return answer_verdict(&state, review, &verdict, started);
-    }
-    // A small review of a family whose judgement is bounded by the review (a consumer, a
-    // launcher document) is judged here too, while every lookup answers from the view's
-    // caches; one that would wait on the cluster is judged again on the blocking pool.
-    if webhook == Webhook::Validate && small && state.engine.is_light(&review.subject) {
-        if let Some(verdict) = state.engine.evaluate_at_once(&review.subject, state.cluster.as_ref()) {
-            drop((review_turn, bytes_turn));
-            return answer_verdict(&state, review, &verdict, started);
+    let prepare = {
+        let stop = stop.clone();
+        move |review: &mut admission::Review| {
+            review.subject.budget = Some(budget);
+            review.subject.received_at = Some(SystemTime::now());
+            review.subject.stop = stop.clone();
         }
-    }
+    };
+
+    // A small body is decoded where it was read, and judged there when that is cheaper than a
+    // hand-off. A large one is decoded and judged on the blocking pool in one hand-off:
+    // megabytes of JSON are work the connection workers should not do, and each trip between
+    // threads costs a switch.
+    let held = if bytes.len() <= INLINE_DECODE {
+        let mut review = match decode(&bytes, &state.engine) {
+            Ok(review) => review,
+            Err(problem) => return refuse(&state, webhook, problem),
+        };
+        prepare(&mut review);
+        if let Some(judged) = judged_at_once(&state, webhook, &review) {
+            drop((review_turn, bytes_turn));
+            return answer_judged(&state, review, judged, started);
+        }
+        Held::Read(Box::new(review))
+    } else {
+        Held::Unread(bytes)
+    };
+
     // The engine runs on the blocking pool, off the workers that serve connections and
     // probes; the turns are held until it is done, even when its answer is no longer waited
-    // for (then it is stopped at its next check).
+    // for (then it is stopped at its next check). What names the review is handed back as
+    // soon as it is read, for the answer given if the deadline passes first.
+    let named: Arc<std::sync::OnceLock<Named>> = Arc::default();
     let (engine, cluster) = (state.engine.clone(), state.cluster.clone());
     let mutation_enabled = state.mutation_enabled;
-    let held = (review.uid.clone(), outline(&review.subject));
-    let job = tokio::task::spawn_blocking(move || {
-        let _turns = (review_turn, bytes_turn);
-        let judged = match webhook {
-            Webhook::Validate => Judged::Verdict(engine.evaluate(&review.subject, cluster.as_ref())),
-            Webhook::Mutate => Judged::Mutation(match (&review.subject.operation, mutation_enabled) {
-                (Operation::Create | Operation::Update, true) => {
-                    engine.mutate(&review.subject, cluster.as_ref())
+    let job = tokio::task::spawn_blocking({
+        let named = named.clone();
+        move || {
+            let _turns = (review_turn, bytes_turn);
+            let mut review = match held {
+                Held::Read(review) => *review,
+                Held::Unread(bytes) => {
+                    let mut review = decode(&bytes, &engine)?;
+                    prepare(&mut review);
+                    review
                 }
-                _ => crate::engine::Mutation::default(),
-            }),
-        };
-        // The objects are freed here, off the connection workers (freeing the tree of a large
-        // object is work too): the answer needs only what names the review.
-        let mut review = review;
-        review.subject.object = None;
-        review.subject.old_object = None;
-        (review, judged)
+            };
+            let _ = named.set(Named { uid: review.uid.clone(), subject: outline(&review.subject) });
+            let judged = unjudgeable(webhook, &review)
+                .unwrap_or_else(|| judge(&engine, cluster.as_ref(), webhook, mutation_enabled, &review));
+            // The objects are freed here, off the connection workers (freeing the tree of a
+            // large object is work too): the answer needs only what names the review.
+            review.subject.object = None;
+            review.subject.old_object = None;
+            Ok((review, judged))
+        }
     });
     match tokio::time::timeout_at(until, job).await {
-        Ok(Ok((review, Judged::Verdict(verdict)))) => answer_verdict(&state, review, &verdict, started),
-        Ok(Ok((review, Judged::Mutation(mutation)))) => answer_mutation(&state, review, mutation, started),
+        Ok(Ok(Ok((review, judged)))) => answer_judged(&state, review, judged, started),
+        Ok(Ok(Err(problem))) => refuse(&state, webhook, problem),
         Ok(Err(e)) => {
-            tracing::error!(error = %e, uid = %held.0, "judging a review failed");
+            let uid = named.get().map_or("(unread)", |n| n.uid.as_str());
+            tracing::error!(error = %e, uid, "reading or judging a review failed");
             Problem::internal().into_response()
         }
         Err(_) => {
             stop.raise();
-            unjudged(&state, webhook, &held.0, &held.1, timeout.unwrap_or(DEFAULT_TIMEOUT), started)
+            let limit = timeout.unwrap_or(DEFAULT_TIMEOUT);
+            match named.get() {
+                Some(n) => unjudged(&state, webhook, &n.uid, &n.subject, limit, started),
+                // Still decoding at the deadline: nothing names the review to answer it.
+                None => refuse(&state, webhook, Problem::unread(limit)),
+            }
+        }
+    }
+}
+
+/// A review handed to the blocking pool: decoded already, or its body still to decode.
+enum Held {
+    Read(Box<admission::Review>),
+    Unread(Bytes),
+}
+
+/// What names a review in the answer given when its deadline passes before its verdict.
+struct Named {
+    uid: String,
+    subject: crate::subject::Subject,
+}
+
+/// The judgement of a small review where it was read, when handing it to another thread
+/// would cost more than judging it: an operation no rule judges; a review no family claims
+/// (there is nothing to judge but the exemptions); a review of a family whose judgement is
+/// bounded by the review (a consumer, a launcher document), while every lookup answers from
+/// the view's caches. `None`: judge it on the blocking pool.
+fn judged_at_once(state: &AppState, webhook: Webhook, review: &admission::Review) -> Option<Judged> {
+    if let Some(passed) = unjudgeable(webhook, review) {
+        return Some(passed);
+    }
+    let (engine, subject, cluster) = (&state.engine, &review.subject, state.cluster.as_ref());
+    match webhook {
+        Webhook::Validate if engine.is_quick(subject) => {
+            Some(Judged::Verdict(engine.evaluate(subject, cluster)))
+        }
+        Webhook::Validate if engine.is_light(subject) => {
+            engine.evaluate_at_once(subject, cluster).map(Judged::Verdict)
+        }
+        _ => None,
+    }
+}
+
+/// An operation no rule judges (not CREATE, UPDATE, DELETE or CONNECT), admitted with a
+/// warning that says no rule ran.
+fn unjudgeable(webhook: Webhook, review: &admission::Review) -> Option<Judged> {
+    match (&review.subject.operation, webhook) {
+        (Operation::Other(op), Webhook::Validate) => Some(Judged::Passed(format!(
+            "covenant: operation \"{op}\" is not one of CREATE, UPDATE, DELETE, CONNECT; no rule ran"
+        ))),
+        _ => None,
+    }
+}
+
+/// The engine's work for a review: a verdict, or the mutating webhook's patch.
+fn judge(
+    engine: &Engine,
+    cluster: &dyn crate::cluster::ClusterView,
+    webhook: Webhook,
+    mutation_enabled: bool,
+    review: &admission::Review,
+) -> Judged {
+    match webhook {
+        Webhook::Validate => Judged::Verdict(engine.evaluate(&review.subject, cluster)),
+        Webhook::Mutate => Judged::Mutation(match (&review.subject.operation, mutation_enabled) {
+            (Operation::Create | Operation::Update, true) => engine.mutate(&review.subject, cluster),
+            _ => crate::engine::Mutation::default(),
+        }),
+    }
+}
+
+/// The answer to a judged review.
+fn answer_judged(state: &AppState, review: admission::Review, judged: Judged, started: Instant) -> Response {
+    match judged {
+        Judged::Verdict(verdict) => answer_verdict(state, review, &verdict, started),
+        Judged::Mutation(mutation) => answer_mutation(state, review, mutation, started),
+        Judged::Passed(warning) => {
+            let response = admission::respond(&review.uid, &crate::engine::Verdict::default(), &[warning]);
+            answer(state, "validate", &review.subject, started, &response)
         }
     }
 }
@@ -323,10 +384,12 @@ fn outline(subject: &crate::subject::Subject) -> crate::subject::Subject {
     o
 }
 
-/// What the blocking pool hands back.
+/// What a review was judged to be.
 enum Judged {
     Verdict(crate::engine::Verdict),
     Mutation(crate::engine::Mutation),
+    /// Admitted with this warning, no rule run.
+    Passed(String),
 }
 
 /// A review not judged by its deadline: answered per the failure policy, with a message that
