@@ -271,7 +271,12 @@ impl<'a> Reader<'a> {
     pub(crate) fn skip(&mut self) -> Result<Range<usize>, ReadError> {
         self.peek();
         let start = self.pos;
-        self.value::<IgnoredAny>()?;
+        match value_end(self.data, start) {
+            Some(end) => self.pos = end,
+            None => {
+                self.value::<IgnoredAny>()?;
+            }
+        }
         Ok(start..self.pos)
     }
 
@@ -478,6 +483,107 @@ fn escaped_string_end(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// How deep `value_end` follows containers before it leaves the value to serde_json (whose
+/// own limit is 128), which then reads it whole and words any error.
+const SCAN_DEPTH: u32 = 96;
+
+/// Where the JSON value starting at `at` (after any whitespace) ends, found by scanning its
+/// grammar without building anything: strings stepped over past their escapes, numbers and
+/// the literals checked as JSON writes them, containers followed with one bit each for what
+/// they are. `None` at anything it does not take (an error of any kind, nesting deeper than
+/// `SCAN_DEPTH`, a number or literal standing alone): serde_json then reads the value, so what
+/// is accepted and every error's wording stay serde_json's.
+fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
+    // Bit d of `lists`: the container open at depth d + 1 is a list (else a mapping).
+    let (mut depth, mut lists) = (0u32, 0u128);
+    let space = |data: &[u8], mut at: usize| {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = data.get(at) {
+            at += 1;
+        }
+        at
+    };
+    // A key and its colon; where the member's value starts.
+    let key = |data: &[u8], at: usize| -> Option<usize> {
+        let at = space(data, at);
+        (*data.get(at)? == b'"').then_some(())?;
+        let at = space(data, at + 1 + escaped_string_end(&data[at + 1..])? + 1);
+        (*data.get(at)? == b':').then_some(at + 1)
+    };
+    loop {
+        // A value.
+        at = space(data, at);
+        match *data.get(at)? {
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                let inner = space(data, at + 1);
+                if *data.get(inner)? == close {
+                    at = inner + 1;
+                } else if depth == SCAN_DEPTH {
+                    return None;
+                } else {
+                    lists = if open == b'[' { lists | 1 << depth } else { lists & !(1 << depth) };
+                    depth += 1;
+                    at = if open == b'{' { key(data, inner)? } else { inner };
+                    continue;
+                }
+            }
+            b'"' => at += 1 + escaped_string_end(&data[at + 1..])? + 1,
+            _ if depth == 0 => return None,
+            b'-' | b'0'..=b'9' => at = number_end(data, at)?,
+            b't' => at += data[at..].starts_with(b"true").then_some(4)?,
+            b'f' => at += data[at..].starts_with(b"false").then_some(5)?,
+            b'n' => at += data[at..].starts_with(b"null").then_some(4)?,
+            _ => return None,
+        }
+        // After a value: close what it ends, or step to the next element or member.
+        loop {
+            if depth == 0 {
+                return Some(at);
+            }
+            at = space(data, at);
+            let list = lists >> (depth - 1) & 1 == 1;
+            match (*data.get(at)?, list) {
+                (b',', true) => at += 1,
+                (b',', false) => at = key(data, at + 1)?,
+                (b']', true) | (b'}', false) => {
+                    at += 1;
+                    depth -= 1;
+                    continue;
+                }
+                _ => return None,
+            }
+            break;
+        }
+    }
+}
+
+/// Where a JSON number starting at `at` ends: `-`, then `0` or digits not led by `0`, then
+/// an optional fraction and exponent, each with at least one digit. `None` for anything else.
+fn number_end(data: &[u8], mut at: usize) -> Option<usize> {
+    let digits = |at: usize| at + data[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if data[at] == b'-' {
+        at += 1;
+    }
+    match *data.get(at)? {
+        b'0' => at += 1,
+        b'1'..=b'9' => at = digits(at),
+        _ => return None,
+    }
+    if data.get(at) == Some(&b'.') {
+        let end = digits(at + 1);
+        at = (end > at + 1).then_some(end)?;
+    }
+    if let Some(b'e' | b'E') = data.get(at) {
+        at += 1;
+        if let Some(b'+' | b'-') = data.get(at) {
+            at += 1;
+        }
+        let end = digits(at);
+        at = (end > at).then_some(end)?;
+    }
+    Some(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +631,102 @@ mod tests {
             }
         }
         assert!(checked > 1000, "most of the strings are valid: {checked}");
+    }
+
+    /// serde_json's answer for the value at the start of `text`: where it ends, if it reads.
+    fn serde_value_end(text: &[u8]) -> Option<usize> {
+        let mut values = serde_json::Deserializer::from_slice(text).into_iter::<IgnoredAny>();
+        matches!(values.next(), Some(Ok(_))).then(|| values.byte_offset())
+    }
+
+    #[test]
+    fn a_value_is_scanned_to_where_serde_json_ends_it() {
+        // Real review bodies whole, then each mutated at every ASCII byte (replaced by a byte
+        // that changes the grammar, or cut off there): wherever the scan finds an end, serde_json
+        // reads the same value and ends it there; what the scan does not take, serde_json decides.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/admission");
+        let mut bodies = Vec::new();
+        for family in std::fs::read_dir(&dir).unwrap() {
+            for file in std::fs::read_dir(family.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    bodies.push(std::fs::read(path).unwrap());
+                }
+            }
+        }
+        bodies.sort_by_key(Vec::len);
+        assert!(bodies.len() >= 8, "{} bodies", bodies.len());
+        // Numbers, literals, escapes and empty containers as JSON allows and refuses them.
+        let grammar = br#" {"n": [0, -0, 12, -3.25, 1e5, 6.02E+23, 1.5e-3, [], {}, [[]], true, false, null],
+            "s": "a\"b\\c\/\u00e9\n", "e": {}, "x": [{"y": [1, {"z": "w"}]}]} "#;
+        for body in &bodies {
+            assert_eq!(value_end(body, 0), serde_value_end(body), "{}", String::from_utf8_lossy(body));
+        }
+        assert_eq!(value_end(grammar, 0), serde_value_end(grammar));
+        assert!(value_end(grammar, 0).is_some());
+        let swaps =
+            [b'"', b'\\', b',', b':', b'[', b']', b'{', b'}', b'0', b'-', b'.', b'e', b'+', b'x', b' ', 0x01];
+        let (mut agreed, mut declined) = (0, 0);
+        for text in bodies.iter().take(4).map(Vec::as_slice).chain([grammar.as_slice()]) {
+            for at in (0..text.len()).filter(|&i| text[i].is_ascii()) {
+                let cut = &text[..at];
+                let mut variants = vec![cut.to_vec()];
+                variants.extend(swaps.iter().filter(|&&b| b != text[at]).map(|&b| {
+                    let mut t = text.to_vec();
+                    t[at] = b;
+                    t
+                }));
+                for t in variants {
+                    match value_end(&t, 0) {
+                        Some(end) => {
+                            assert_eq!(Some(end), serde_value_end(&t), "{}", String::from_utf8_lossy(&t));
+                            agreed += 1;
+                        }
+                        None => declined += 1,
+                    }
+                }
+            }
+        }
+        assert!(agreed > 1000 && declined > 10_000, "{agreed} scanned, {declined} left to serde_json");
+    }
+
+    #[test]
+    fn numbers_literals_and_depth_are_scanned_as_json_writes_them() {
+        for (number, good) in [
+            ("0", true),
+            ("-0", true),
+            ("10", true),
+            ("1.5", true),
+            ("1e5", true),
+            ("1E-5", true),
+            ("-2.5e+10", true),
+            ("01", false),
+            ("1.", false),
+            (".5", false),
+            ("-", false),
+            ("1e", false),
+            ("1e+", false),
+            ("+1", false),
+            ("tru", false),
+            ("nul", false),
+            ("truex", false),
+        ] {
+            let text = format!("[{number}]");
+            let end = value_end(text.as_bytes(), 0);
+            assert_eq!(end.is_some(), good, "{text}");
+            assert_eq!(serde_value_end(text.as_bytes()).is_some(), good, "{text}");
+        }
+        // A number or literal alone is left to serde_json (which checks what follows it).
+        assert_eq!(value_end(b"12 ", 0), None);
+        assert_eq!(value_end(b"\"alone\" ", 0), Some(7));
+        // Nesting is followed to `SCAN_DEPTH` open containers (the innermost, empty, opens
+        // none) and left to serde_json past it.
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let depth = SCAN_DEPTH as usize + 1;
+        assert_eq!(value_end(nested(depth).as_bytes(), 0), Some(2 * depth));
+        assert_eq!(value_end(nested(depth + 1).as_bytes(), 0), None);
+        let mut r = Reader::of_text(Box::leak(nested(depth + 1).into_boxed_str()));
+        assert_eq!(r.skip().map_err(drop), Ok(0..2 * (depth + 1)), "serde_json reads what the scan leaves");
     }
 
     #[test]
