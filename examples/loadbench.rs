@@ -230,6 +230,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The lowest and highest of per-round ratios, so a reader sees how far the rounds agree.
+fn spread(v: &[f64]) -> String {
+    let low = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{low:.2}–{high:.2}")
+}
+
 fn percentile(v: &mut [Duration], p: f64) -> Duration {
     v.sort();
     if v.is_empty() {
@@ -452,22 +459,27 @@ fn main() {
                 s.name, rps, p50, p99, cpu, errors
             );
         }
-        let ratio =
-            |f: &dyn Fn(&Round) -> f64| median((0..rounds).map(|r| f(&per[1][r]) / f(&per[0][r])).collect());
+        let ratios = |f: &dyn Fn(&Round) -> f64| -> Vec<f64> {
+            (0..rounds).map(|r| f(&per[1][r]) / f(&per[0][r])).collect()
+        };
         let per_request = |r: &Round| r.cpu / r.requests.max(1) as f64;
-        let cpu_ratio = ratio(&per_request);
-        let rps_ratio = ratio(&|r| r.requests as f64 / r.wall);
-        println!("  covenant / bare: CPU per request {cpu_ratio:.2}x, req/s {rps_ratio:.2}x (medians of per-round ratios)");
-        let net = median(
-            (0..rounds)
-                .map(|r| {
-                    let floor = per_request(&per[2][r]);
-                    (per_request(&per[1][r]) - floor) / (per_request(&per[0][r]) - floor)
-                })
-                .collect(),
-        );
+        let cpu_ratios = ratios(&per_request);
+        let rps_ratio = median(ratios(&|r| r.requests as f64 / r.wall));
         println!(
-            "  net of the floor: covenant's work / a Value parse's {net:.2}x (median of per-round ratios)"
+            "  covenant / bare: CPU per request {:.2}x (rounds {}), req/s {rps_ratio:.2}x (medians of per-round ratios)",
+            median(cpu_ratios.clone()),
+            spread(&cpu_ratios)
+        );
+        let net: Vec<f64> = (0..rounds)
+            .map(|r| {
+                let floor = per_request(&per[2][r]);
+                (per_request(&per[1][r]) - floor) / (per_request(&per[0][r]) - floor)
+            })
+            .collect();
+        println!(
+            "  net of the floor: covenant's work / a Value parse's {:.2}x (rounds {}; median of per-round ratios)",
+            median(net.clone()),
+            spread(&net)
         );
     }
     for s in &mut servers {
