@@ -772,6 +772,34 @@ async fn silent_and_idle_connections_are_closed_after_the_idle_timeout() {
     still_answers(&server).await;
 }
 
+/// The idle timeout counts from a connection's last request: an HTTP/2 connection that sends
+/// a review every 400 ms for longer than the timeout (1 s) is served on the same connection
+/// throughout, and once it stops it is closed about one timeout after its last answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_idle_timeout_counts_from_the_last_request() {
+    let server = TestServer::with(Setup { idle_timeout: Duration::from_secs(1), ..Setup::default() }).await;
+    let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
+    let (mut sender, conn) = hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .handshake::<_, String>(io)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    for _ in 0..7 {
+        let request = http::Request::post(server.url("/api/v0/validate"))
+            .header("content-type", "application/json")
+            .body(sample().to_string())
+            .unwrap();
+        let answer = sender.send_request(request).await.expect("closed while in use");
+        assert_eq!(answer.status(), 200);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let last = Instant::now() - Duration::from_millis(400);
+    let ended = tokio::time::timeout(Duration::from_secs(10), conn).await;
+    assert!(ended.is_ok(), "an idle HTTP/2 connection was kept");
+    let after = last.elapsed();
+    assert!(after >= Duration::from_millis(900), "closed {after:?} after its last answer");
+}
+
 /// Whether the server ends the TLS stream within 10 s with a close_notify (a clean end of
 /// stream; an abrupt close reads as an error).
 async fn closed_cleanly(stream: &mut tokio_rustls::client::TlsStream<TcpStream>) -> bool {

@@ -207,6 +207,11 @@ impl Serving {
         });
         let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
         tokio::pin!(conn);
+        // The idle clock: one timer for the connection, looked at only when it fires. A request
+        // served meanwhile has moved the deadline on, and the timer is set again for it then,
+        // so a request costs the connection no timer and no wake-up of its own.
+        let idle = tokio::time::sleep_until(activity.idle_since() + self.idle_timeout);
+        tokio::pin!(idle);
         let mut closing = false;
         loop {
             if !closing {
@@ -220,7 +225,6 @@ impl Serving {
                     continue;
                 }
             }
-            let idle_at = activity.idle_since() + self.idle_timeout;
             tokio::select! {
                 done = conn.as_mut() => {
                     if let Err(e) = done {
@@ -235,12 +239,20 @@ impl Serving {
                         closing = true;
                     }
                 }
-                () = activity.ended.notified(), if !closing => {}
-                () = tokio::time::sleep_until(idle_at), if !closing && activity.in_flight() == 0 => {
-                    if activity.in_flight() == 0 && activity.idle_since() + self.idle_timeout <= Instant::now() {
+                // Only a connection accepted while draining waits on its request's end (to close
+                // once it has served one).
+                () = activity.ended.notified(), if !closing && accepted_draining => {}
+                () = idle.as_mut(), if !closing => {
+                    let now = Instant::now();
+                    let idle_at = activity.idle_since() + self.idle_timeout;
+                    if activity.in_flight() == 0 && idle_at <= now {
                         self.event("idle_closed");
                         conn.as_mut().graceful_shutdown();
                         closing = true;
+                    } else if activity.in_flight() == 0 {
+                        idle.as_mut().reset(idle_at);
+                    } else {
+                        idle.as_mut().reset(now + self.idle_timeout);
                     }
                 }
             }
