@@ -254,9 +254,13 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
 
     // The engine runs on the blocking pool, off the workers that serve connections and
     // probes; the turns are held until it is done, even when its answer is no longer waited
-    // for (then it is stopped at its next check). What names the review is handed back as
-    // soon as it is read, for the answer given if the deadline passes first.
+    // for (then it is stopped at its next check). What names the review is kept as soon as
+    // it is read (here, or on the pool for a large body), for the answer given if the
+    // deadline passes first, even before the pool has started the job.
     let named: Arc<std::sync::OnceLock<Named>> = Arc::default();
+    if let Held::Read(review) = &held {
+        let _ = named.set(Named::of(review));
+    }
     let (engine, cluster) = (state.engine.clone(), state.cluster.clone());
     let mutation_enabled = state.mutation_enabled;
     let job = tokio::task::spawn_blocking({
@@ -268,10 +272,10 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
                 Held::Unread(bytes) => {
                     let mut review = decode(&bytes, &engine)?;
                     prepare(&mut review);
+                    let _ = named.set(Named::of(&review));
                     review
                 }
             };
-            let _ = named.set(Named { uid: review.uid.clone(), subject: outline(&review.subject) });
             let judged = unjudgeable(webhook, &review)
                 .unwrap_or_else(|| judge(&engine, cluster.as_ref(), webhook, mutation_enabled, &review));
             // The objects are freed here, off the connection workers (freeing the tree of a
@@ -311,6 +315,12 @@ enum Held {
 struct Named {
     uid: String,
     subject: crate::subject::Subject,
+}
+
+impl Named {
+    fn of(review: &admission::Review) -> Named {
+        Named { uid: review.uid.clone(), subject: outline(&review.subject) }
+    }
 }
 
 /// The judgement of a small review where it was read, when handing it to another thread
