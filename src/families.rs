@@ -9,7 +9,7 @@ pub mod launcher;
 pub mod schema_bearing;
 pub mod versioned;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::cluster::ClusterView;
 use crate::rules::{lookup, Finding, RuleSet};
@@ -229,9 +229,9 @@ impl<'a> Context<'a> {
 #[derive(Debug, Default)]
 pub struct FamilyTable {
     families: Vec<Box<dyn Family>>,
-    by_kind: HashMap<String, HashMap<String, usize>>,
-    by_group: HashMap<String, usize>,
-    by_schema: HashMap<String, usize>,
+    by_kind: FxHashMap<String, FxHashMap<String, usize>>,
+    by_group: FxHashMap<String, usize>,
+    by_schema: FxHashMap<String, usize>,
     any_schema: Option<usize>,
 }
 

@@ -15,7 +15,9 @@
 
 mod inputs;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use serde_json::{Map, Value};
 
@@ -76,7 +78,7 @@ pub struct Launcher {
     /// The same envelopes with `metadata` opened to Kubernetes object metadata.
     admitted: BTreeMap<String, Schema>,
     /// By category and name; hashed, as every entry of a document looks its type up.
-    types: BTreeMap<TypeCategory, HashMap<String, Judged>>,
+    types: BTreeMap<TypeCategory, FxHashMap<String, Judged>>,
     names: BTreeMap<TypeCategory, Vec<String>>,
     /// What a trait that only a CapabilityDefinition declares is checked against.
     carved_out: Schema,
@@ -126,7 +128,7 @@ impl Launcher {
             })
             .collect();
 
-        let mut types: BTreeMap<TypeCategory, HashMap<String, Judged>> = BTreeMap::new();
+        let mut types: BTreeMap<TypeCategory, FxHashMap<String, Judged>> = BTreeMap::new();
         let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
         for ((category, name), t) in &registry.launcher {
             names.entry(*category).or_default().push(name.clone());
