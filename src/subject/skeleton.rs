@@ -184,9 +184,7 @@ impl<'a> Reader<'a> {
 
     /// The next byte that is not JSON whitespace, not consumed.
     pub(crate) fn peek(&mut self) -> Option<u8> {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.data.get(self.pos) {
-            self.pos += 1;
-        }
+        self.pos = after_space(self.data, self.pos);
         self.data.get(self.pos).copied()
     }
 
@@ -284,8 +282,8 @@ impl<'a> Reader<'a> {
     /// found past its escapes without decoding them, anything else through `skip`.
     pub(crate) fn skip_string(&mut self) -> Result<(), ReadError> {
         if self.peek() == Some(b'"') {
-            if let Some(end) = escaped_string_end(&self.data[self.pos + 1..]) {
-                self.pos += end + 2;
+            if let Some(end) = string_end(self.data, self.pos) {
+                self.pos = end;
                 return Ok(());
             }
         }
@@ -483,6 +481,20 @@ fn escaped_string_end(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// Where the text from `at` stops being JSON whitespace.
+fn after_space(data: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = data.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the string whose opening quote is at `at` ends, just past its closing quote
+/// (`escaped_string_end` on the text after the opening quote).
+fn string_end(data: &[u8], at: usize) -> Option<usize> {
+    Some(at + 2 + escaped_string_end(data.get(at + 1..)?)?)
+}
+
 /// How deep `value_end` follows containers before it leaves the value to serde_json (whose
 /// own limit is 128), which then reads it whole and words any error.
 const SCAN_DEPTH: u32 = 96;
@@ -496,26 +508,20 @@ const SCAN_DEPTH: u32 = 96;
 fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
     // Bit d of `lists`: the container open at depth d + 1 is a list (else a mapping).
     let (mut depth, mut lists) = (0u32, 0u128);
-    let space = |data: &[u8], mut at: usize| {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = data.get(at) {
-            at += 1;
-        }
-        at
-    };
     // A key and its colon; where the member's value starts.
     let key = |data: &[u8], at: usize| -> Option<usize> {
-        let at = space(data, at);
+        let at = after_space(data, at);
         (*data.get(at)? == b'"').then_some(())?;
-        let at = space(data, at + 1 + escaped_string_end(&data[at + 1..])? + 1);
+        let at = after_space(data, string_end(data, at)?);
         (*data.get(at)? == b':').then_some(at + 1)
     };
     loop {
         // A value.
-        at = space(data, at);
+        at = after_space(data, at);
         match *data.get(at)? {
             open @ (b'{' | b'[') => {
                 let close = if open == b'{' { b'}' } else { b']' };
-                let inner = space(data, at + 1);
+                let inner = after_space(data, at + 1);
                 if *data.get(inner)? == close {
                     at = inner + 1;
                 } else if depth == SCAN_DEPTH {
@@ -527,7 +533,7 @@ fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
                     continue;
                 }
             }
-            b'"' => at += 1 + escaped_string_end(&data[at + 1..])? + 1,
+            b'"' => at = string_end(data, at)?,
             _ if depth == 0 => return None,
             b'-' | b'0'..=b'9' => at = number_end(data, at)?,
             b't' => at += data[at..].starts_with(b"true").then_some(4)?,
@@ -540,7 +546,7 @@ fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
             if depth == 0 {
                 return Some(at);
             }
-            at = space(data, at);
+            at = after_space(data, at);
             let list = lists >> (depth - 1) & 1 == 1;
             match (*data.get(at)?, list) {
                 (b',', true) => at += 1,
