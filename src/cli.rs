@@ -1096,7 +1096,13 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             let kube_config = kube::Config::infer().await.context(
                 "no cluster to watch (neither in-cluster nor a kubeconfig); run with --offline to serve without cluster state",
             )?;
-            Arc::new(crate::cluster::live::LiveCluster::connect(kube_config, config.cluster_kinds())?)
+            let following =
+                crate::cluster::live::Following { watch_timeout: config.watch_timeout, ..Default::default() };
+            Arc::new(crate::cluster::live::LiveCluster::connect(
+                kube_config,
+                config.cluster_kinds(),
+                following,
+            )?)
         }
     };
 

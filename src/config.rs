@@ -55,6 +55,9 @@ pub struct Config {
     pub lookup_budget: Duration,
     /// What a failing lookup does.
     pub failure_policy: FailurePolicy,
+    /// How long the API server keeps each of the live view's watches open before it ends
+    /// them and the view watches again from where it was (whole seconds, 1 s to 290 s).
+    pub watch_timeout: Duration,
     /// Whether the mutating route writes patches.
     pub mutation_enabled: bool,
     /// The labels that name the release a rendered object came from (name, namespace).
@@ -81,6 +84,13 @@ pub struct Enforcement {
     /// API groups whose objects are held to the names their definition declares it derives.
     pub composite_groups: Vec<String>,
 }
+
+/// How long the API server keeps each of the live view's watches open, unless
+/// `cluster.watchTimeout` says otherwise. An API server that is shutting down waits for the
+/// watches open on it to end before it exits; covenant speaks HTTP/1.1 to it, where a shutting
+/// down server has no way to tell a client mid-response, so this bounds that wait. Each
+/// watch that ends resumes from the resourceVersion it reached: no list, no lost event.
+pub const WATCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The label that opts a CRD or XRD in to enforced evolution (value `enforce`).
 pub const ENFORCE_LABEL: &str = "covenant.dev/evolution";
@@ -411,6 +421,26 @@ fn resolve(
             FailurePolicy::Deny
         }
     };
+    let watch_timeout = match file.cluster.watch_timeout.as_deref() {
+        None => WATCH_TIMEOUT,
+        Some(s) => match humantime::parse_duration(s) {
+            Ok(d) if d.subsec_nanos() == 0 && (1..=290).contains(&d.as_secs()) => d,
+            Ok(_) => {
+                problem(
+                    "/cluster/watchTimeout".into(),
+                    format!("expected whole seconds from 1s to 290s, found \"{s}\""),
+                );
+                WATCH_TIMEOUT
+            }
+            Err(err) => {
+                problem(
+                    "/cluster/watchTimeout".into(),
+                    format!("expected a duration such as \"5s\", found \"{s}\": {err}"),
+                );
+                WATCH_TIMEOUT
+            }
+        },
+    };
     let body_limit = file.server.body_limit_bytes.unwrap_or(7 * 1024 * 1024);
     if body_limit < 1024 {
         problem("/server/bodyLimitBytes".into(), format!("expected at least 1024 bytes, found {body_limit}"));
@@ -459,6 +489,7 @@ fn resolve(
             exemptions,
             lookup_budget,
             failure_policy,
+            watch_timeout,
             mutation_enabled: file.mutation.enabled.unwrap_or(true),
             release_labels: (
                 file.mutation

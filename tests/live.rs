@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use covenant::cluster::live::LiveCluster;
+use covenant::cluster::live::{Following, LiveCluster};
 use covenant::cluster::{ClusterView, Error};
 use covenant::config::Config;
 use covenant::engine::Engine;
@@ -64,7 +64,12 @@ fn connect(addr: SocketAddr) -> LiveCluster {
             .iter()
             .map(|k| ("openchoreo.dev".to_string(), k.to_string()))
             .collect();
-    LiveCluster::connect(kube::Config::new(format!("http://{addr}").parse().unwrap()), watched).unwrap()
+    LiveCluster::connect(
+        kube::Config::new(format!("http://{addr}").parse().unwrap()),
+        watched,
+        Following::default(),
+    )
+    .unwrap()
 }
 
 fn wait_synced(view: &LiveCluster) {
@@ -477,7 +482,8 @@ fn a_kind_installed_after_start_is_watched_without_a_restart() {
         ("openchoreo.dev".to_string(), "Component".to_string()),
     ];
     let config = kube::Config::new(format!("http://{}", server.addr).parse().unwrap());
-    let view = LiveCluster::connect_rediscovering(config, watched, Duration::from_millis(200)).unwrap();
+    let following = Following { rediscover: Duration::from_millis(200), ..Following::default() };
+    let view = LiveCluster::connect(config, watched, following).unwrap();
     wait_synced(&view);
     let engine = Engine::new(&Config::embedded().unwrap());
     // Before the construct kinds are installed: nothing is published, and the pin waits.
@@ -545,6 +551,86 @@ fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_
         within(Duration::from_secs(5), "a fresh view after the restart", || type_count(&view) == Some(3));
     assert_eq!(rules_of(&engine.evaluate(&pinned("3"), &view)), []);
     eprintln!("watch down noticed in {noticed:?}; fresh again {fresh:?} after the API server returned");
+}
+
+/// A view over the published ClusterComponentTypes and the Components (none yet), watching
+/// as `following` says.
+fn watching(following: Following) -> (common::apiserver::FakeServer, LiveCluster) {
+    let mut fake = Fake::default();
+    served(&mut fake, "ClusterComponentType", false);
+    served(&mut fake, "Component", true);
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    let server = common::apiserver::FakeServer::start(fake);
+    let watched = ["ClusterComponentType", "Component"]
+        .iter()
+        .map(|k| ("openchoreo.dev".to_string(), k.to_string()))
+        .collect();
+    let config = kube::Config::new(format!("http://{}", server.addr).parse().unwrap());
+    let view = LiveCluster::connect(config, watched, following).unwrap();
+    wait_synced(&view);
+    (server, view)
+}
+
+/// At SIGTERM the API server stops accepting and then waits for every open response to end,
+/// watches included: over HTTP/1.1, which covenant's client speaks, it has no way to ask a
+/// client to end one. covenant's watches end on time (`cluster.watchTimeout`, as shipped), so
+/// covenant holds up the API server's exit by at most that long, not by the 30 to 60 minutes
+/// the API server gives a watch that names no timeout.
+#[test]
+fn the_api_server_shuts_down_within_the_watch_timeout_while_covenant_watches() {
+    let shipped = Config::embedded().unwrap().watch_timeout;
+    let (mut server, _view) = watching(Following { watch_timeout: shipped, ..Following::default() });
+    within(Duration::from_secs(3), "both watches open", || {
+        server.asked("clustercomponenttypes").1 >= 1 && server.asked("components").1 >= 1
+    });
+    let took = server
+        .shut_down_gracefully(Duration::from_secs(30))
+        .expect("after 30 s the API server was still waiting for covenant's watches to end");
+    assert!(
+        took <= shipped + Duration::from_secs(2),
+        "the API server waited {took:?} for covenant's watches; the watch timeout is {shipped:?}"
+    );
+    eprintln!("the API server's graceful shutdown waited {took:?} on covenant (watch timeout {shipped:?})");
+}
+
+/// `cluster.watchTimeout` takes whole seconds the API server accepts; anything else is named.
+#[test]
+fn the_watch_timeout_is_whole_seconds_from_one_to_290() {
+    let with = |t: &str| {
+        let text =
+            format!("apiVersion: covenant.dev/v1alpha1\nkind: Config\ncluster:\n  watchTimeout: {t}\n");
+        Config::from_text("covenant.yaml", &text, None)
+    };
+    assert_eq!(with("30s").unwrap().watch_timeout, Duration::from_secs(30));
+    assert_eq!(with("1m").unwrap().watch_timeout, Duration::from_secs(60));
+    for (bad, expected) in [
+        ("0s", "expected whole seconds from 1s to 290s, found \"0s\""),
+        ("1500ms", "expected whole seconds from 1s to 290s, found \"1500ms\""),
+        ("5m", "expected whole seconds from 1s to 290s, found \"5m\""),
+        ("soon", "expected a duration such as \"5s\", found \"soon\""),
+    ] {
+        let err = with(bad).unwrap_err().to_string();
+        assert!(err.contains("/cluster/watchTimeout") && err.contains(expected), "{bad}: {err}");
+    }
+}
+
+/// A watch that the API server ends on time is no error: it resumes from the resourceVersion
+/// it reached, without a list, and the view stays answerable throughout.
+#[test]
+fn a_watch_that_ends_on_time_resumes_without_a_list() {
+    let (server, view) =
+        watching(Following { watch_timeout: Duration::from_secs(1), ..Following::default() });
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(3500) {
+        assert_eq!(type_count(&view), Some(2), "the view stopped answering at {:?}", started.elapsed());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for plural in ["clustercomponenttypes", "components"] {
+        let (lists, watches) = server.asked(plural);
+        assert_eq!(lists, 1, "{plural}: listed {lists} times; a watch ending on time must not relist");
+        assert!(watches >= 3, "{plural}: {watches} watches in 3.5 s with a 1 s timeout");
+    }
+    assert!(view.watch_health().iter().all(|(_, up)| *up), "{:?}", view.watch_health());
 }
 
 /// The upgrade picture on the admin listener, read through the stand-in API server: who uses

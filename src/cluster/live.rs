@@ -137,6 +137,24 @@ pub struct LiveCluster {
 /// after covenant started).
 pub const REDISCOVERY: Duration = Duration::from_secs(5);
 
+/// How the view follows the cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct Following {
+    /// How often to look for watched kinds the cluster did not serve yet.
+    pub rediscover: Duration,
+    /// How long the API server keeps each watch open (`timeoutSeconds`, whole seconds). The
+    /// watch then ends and resumes from the resourceVersion it reached, without a list. An
+    /// API server shutting down waits for the watches open on it; over HTTP/1.1 it cannot
+    /// ask a client to end one, so this bounds how long covenant holds up its exit.
+    pub watch_timeout: Duration,
+}
+
+impl Default for Following {
+    fn default() -> Self {
+        Following { rediscover: REDISCOVERY, watch_timeout: crate::config::WATCH_TIMEOUT }
+    }
+}
+
 impl std::fmt::Debug for LiveCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveCluster").field("watched", &self.watched).finish()
@@ -162,17 +180,13 @@ fn to_value(o: &DynamicObject, resource: &ApiResource) -> Value {
 }
 
 impl LiveCluster {
-    /// Connect with `config` and start watching `watched` (group, kind). The caches fill in
-    /// the background; `synced` says when every watched kind the cluster serves is listed.
-    pub fn connect(config: kube::Config, watched: Vec<Watched>) -> Result<LiveCluster, Error> {
-        LiveCluster::connect_rediscovering(config, watched, REDISCOVERY)
-    }
-
-    /// `connect`, looking for watched kinds the cluster does not serve yet every `every`.
-    pub fn connect_rediscovering(
+    /// Connect with `config` and start watching `watched` (group, kind) as `following` says.
+    /// The caches fill in the background; `synced` says when every watched kind the cluster
+    /// serves is listed.
+    pub fn connect(
         config: kube::Config,
         watched: Vec<Watched>,
-        every: Duration,
+        following: Following,
     ) -> Result<LiveCluster, Error> {
         let unavailable = |reason: String| Error::Unavailable { resource: "the cluster".into(), reason };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -195,7 +209,7 @@ impl LiveCluster {
         };
         let caches = Arc::new(RwLock::new(HashMap::new()));
         let synced = Arc::new(AtomicBool::new(false));
-        runtime.spawn(start(client.clone(), watched.clone(), caches.clone(), synced.clone(), every));
+        runtime.spawn(start(client.clone(), watched.clone(), caches.clone(), synced.clone(), following));
         Ok(LiveCluster { runtime: Some(runtime), client, caches, watched, synced, page_size: 500 })
     }
 
@@ -297,8 +311,11 @@ async fn start(
     watched: Vec<Watched>,
     caches: Arc<RwLock<HashMap<Watched, Cache>>>,
     synced: Arc<AtomicBool>,
-    rediscover: Duration,
+    following: Following,
 ) {
+    let rediscover = following.rediscover;
+    // At least a second: `timeoutSeconds` 0 would ask for the server's own (30 to 60 minutes).
+    let watch_timeout = u32::try_from(following.watch_timeout.as_secs()).unwrap_or(u32::MAX).max(1);
     let mut groups: Vec<&str> = watched.iter().map(|(g, _)| g.as_str()).collect();
     groups.sort();
     groups.dedup();
@@ -332,7 +349,7 @@ async fn start(
                 tracing::info!(resource = %format!("{}.{}", resource.plural, resource.group), "a watched kind is now served; watching it");
             }
             let health = Arc::new(Health::default());
-            let store = reflect(client.clone(), resource.clone(), health.clone());
+            let store = reflect(client.clone(), resource.clone(), health.clone(), watch_timeout);
             healths.push(health.clone());
             caches
                 .write()
@@ -357,11 +374,14 @@ async fn start(
 /// Reflect one resource into a store, recording the watch's health from its events. After
 /// any watch error the store is rebuilt from a fresh list (a new reflector), so it is never
 /// answered from while it may have missed something: a resumed watch that stays quiet would
-/// otherwise leave no sign that it is whole again. Retries back off from 100 ms to 1 s.
+/// otherwise leave no sign that it is whole again. Retries back off from 100 ms to 1 s. A watch
+/// the API server ends after `watch_timeout` seconds is no error: it resumes from the last
+/// resourceVersion, and the store stays whole.
 fn reflect(
     client: kube::Client,
     resource: ApiResource,
     health: Arc<Health>,
+    watch_timeout: u32,
 ) -> Arc<RwLock<Store<DynamicObject>>> {
     let api: Api<DynamicObject> = Api::all_with(client, &resource);
     let first = reflector::store::Writer::new(resource.clone());
@@ -377,7 +397,10 @@ fn reflect(
                 *slot.write().unwrap_or_else(|e| e.into_inner()) = w.as_reader();
                 w
             });
-            let stream = reflector::reflector(w, watcher(api.clone(), watcher::Config::default()));
+            let stream = reflector::reflector(
+                w,
+                watcher(api.clone(), watcher::Config::default().timeout(watch_timeout)),
+            );
             let mut stream = std::pin::pin!(stream);
             while let Some(item) = stream.next().await {
                 match item {

@@ -129,6 +129,9 @@ pub struct Cluster {
     /// `deny` or `allow`.
     #[serde(default)]
     pub failure_policy: Option<String>,
+    /// Duration such as `5s`: how long the API server keeps each of covenant's watches open.
+    #[serde(default)]
+    pub watch_timeout: Option<String>,
 }
 
 /// `mutation`.

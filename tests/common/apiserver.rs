@@ -1,7 +1,9 @@
 //! A stand-in Kubernetes API server for tests: discovery, list (paginated by `limit` and
 //! `continue`) and watch, served over plain HTTP from fixtures, with the failure modes a real
 //! one has: a list slower than any budget, a list RBAC forbids, resources that appear after
-//! start, watches that expire with 410 Gone, and a server that goes away and comes back.
+//! start, watches that expire with 410 Gone or end at their `timeoutSeconds`, a server that
+//! goes away and comes back, and a graceful shutdown that waits for every open response
+//! (watches included) to end, as the API server's own HTTP server does.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -14,6 +16,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 /// What the fake API server holds: objects by (group, plural), and the resources it serves.
@@ -36,6 +39,8 @@ pub struct Fake {
 struct Shared {
     fake: Arc<RwLock<Fake>>,
     expire: Arc<tokio::sync::Notify>,
+    /// Lists and watches asked for, by plural: (lists, watches).
+    asked: Arc<std::sync::Mutex<BTreeMap<String, (usize, usize)>>>,
 }
 
 impl Shared {
@@ -100,16 +105,38 @@ async fn serve_list(
     namespace: Option<String>,
     q: BTreeMap<String, String>,
 ) -> Response {
-    if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
-        // A watch that stays open and reports nothing new, until the watches expire: then
-        // one ERROR event carrying 410 Gone, and the stream ends.
+    let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+    {
+        let mut asked = shared.asked.lock().unwrap();
+        let counts = asked.entry(plural.clone()).or_default();
+        if watch {
+            counts.1 += 1;
+        } else {
+            counts.0 += 1;
+        }
+    }
+    if watch {
+        // A watch that stays open and reports nothing new, until the watches expire (then
+        // one ERROR event carrying 410 Gone) or its `timeoutSeconds` pass (then it just ends,
+        // as the API server ends a watch on time). Without a timeout it stays open: the API
+        // server would pick 30 to 60 minutes.
         let expire = shared.expire.clone();
+        let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
         let gone = json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure", "message": "too old resource version: 7 (9)", "reason": "Expired", "code": 410}});
         let stream = futures_util::stream::once(async move {
-            expire.notified().await;
-            Ok::<Bytes, Infallible>(Bytes::from(format!("{gone}\n")))
-        });
+            let on_time = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(Duration::from_secs(t)).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = expire.notified() => Some(Ok::<Bytes, Infallible>(Bytes::from(format!("{gone}\n")))),
+                _ = on_time => None,
+            }
+        })
+        .filter_map(std::future::ready);
         return Response::builder()
             .header("content-type", "application/json")
             .body(Body::from_stream(stream))
@@ -162,15 +189,43 @@ pub struct FakeServer {
     pub addr: SocketAddr,
     shared: Shared,
     runtime: Option<tokio::runtime::Runtime>,
+    serving: Option<Serving>,
+}
+
+/// The serve task of a running server, and the signal that starts its graceful shutdown.
+struct Serving {
+    task: tokio::task::JoinHandle<()>,
+    shut_down: tokio::sync::oneshot::Sender<()>,
 }
 
 impl FakeServer {
     /// Start serving `fake` on a free loopback port.
     pub fn start(fake: Fake) -> FakeServer {
-        let shared =
-            Shared { fake: Arc::new(RwLock::new(fake)), expire: Arc::new(tokio::sync::Notify::new()) };
-        let (runtime, addr) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
-        FakeServer { addr, shared, runtime: Some(runtime) }
+        let shared = Shared {
+            fake: Arc::new(RwLock::new(fake)),
+            expire: Arc::new(tokio::sync::Notify::new()),
+            asked: Arc::default(),
+        };
+        let (runtime, addr, serving) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
+        FakeServer { addr, shared, runtime: Some(runtime), serving: Some(serving) }
+    }
+
+    /// How many lists and how many watches of `plural` were asked for so far.
+    pub fn asked(&self, plural: &str) -> (usize, usize) {
+        self.shared.asked.lock().unwrap().get(plural).copied().unwrap_or_default()
+    }
+
+    /// Shut down as the API server's HTTP server does at SIGTERM: stop accepting, then wait
+    /// for every open response, watches included, to end. Returns how long that took, or
+    /// `None` when it had not finished within `limit` (then the server is stopped anyway).
+    pub fn shut_down_gracefully(&mut self, limit: Duration) -> Option<Duration> {
+        let (Some(rt), Some(serving)) = (self.runtime.as_ref(), self.serving.take()) else { return None };
+        let started = std::time::Instant::now();
+        let _ = serving.shut_down.send(());
+        let done = rt.block_on(async { tokio::time::timeout(limit, serving.task).await.is_ok() });
+        let took = started.elapsed();
+        self.stop();
+        done.then_some(took)
     }
 
     /// Change what it holds.
@@ -188,6 +243,7 @@ impl FakeServer {
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
+        self.serving = None;
     }
 
     /// Come back on the same address.
@@ -200,8 +256,9 @@ impl FakeServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let (runtime, _) = run(self.shared.clone(), self.addr);
+        let (runtime, _, serving) = run(self.shared.clone(), self.addr);
         self.runtime = Some(runtime);
+        self.serving = Some(serving);
     }
 }
 
@@ -211,7 +268,7 @@ impl Drop for FakeServer {
     }
 }
 
-fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr) {
+fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr, Serving) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let listener = rt.block_on(tokio::net::TcpListener::bind(at)).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -222,8 +279,13 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr) 
         .route("/apis/{group}/{version}/{plural}", get(list))
         .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced))
         .with_state(shared);
-    rt.spawn(async move {
-        let _ = axum::serve(listener, app).await;
+    let (shut_down, signal) = tokio::sync::oneshot::channel::<()>();
+    let task = rt.spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = signal.await;
+            })
+            .await;
     });
-    (rt, addr)
+    (rt, addr, Serving { task, shut_down })
 }
