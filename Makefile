@@ -26,6 +26,10 @@ bench-load: ## covenant vs a bare parse-and-allow server and the floor (body rea
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
 	taskset -c 0 target/release/examples/loadbench --rounds 5 --seconds 3
 
+bench-instructions: ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
+	$(CARGO) build --release --bin covenant --example bare_webhook
+	examples/instructions.sh
+
 SOAK_SECONDS ?= 300
 SOAK_RATE ?= 200
 bench-burst: ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to compare a build)
@@ -83,4 +87,4 @@ deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default 
 deploy-render: ## render the kustomize base
 	kubectl kustomize deploy/
 
-.PHONY: help run test lint fmt bench bench-load bench-burst soak fuzz docs certs static image image-smoke dist deploy-config deploy-render
+.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image image-smoke dist deploy-config deploy-render
