@@ -224,6 +224,12 @@ fn suggest_members(problems: &mut [Problem]) {
     }
 }
 
+/// A duration as the config spells it (`2s`, `1m`), or what was expected, naming `example`.
+fn duration(text: &str, example: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text)
+        .map_err(|err| format!("expected a duration such as \"{example}\", found \"{text}\": {err}"))
+}
+
 fn resolve(
     file: file::ConfigFile,
     positions: &Positions,
@@ -402,11 +408,8 @@ fn resolve(
 
     let lookup_budget = match file.cluster.lookup_budget.as_deref() {
         None => Duration::from_secs(2),
-        Some(s) => humantime::parse_duration(s).unwrap_or_else(|err| {
-            problem(
-                "/cluster/lookupBudget".into(),
-                format!("expected a duration such as \"2s\", found \"{s}\": {err}"),
-            );
+        Some(s) => duration(s, "2s").unwrap_or_else(|expected| {
+            problem("/cluster/lookupBudget".into(), expected);
             Duration::ZERO
         }),
     };
@@ -423,23 +426,17 @@ fn resolve(
     };
     let watch_timeout = match file.cluster.watch_timeout.as_deref() {
         None => WATCH_TIMEOUT,
-        Some(s) => match humantime::parse_duration(s) {
-            Ok(d) if d.subsec_nanos() == 0 && (1..=290).contains(&d.as_secs()) => d,
-            Ok(_) => {
-                problem(
-                    "/cluster/watchTimeout".into(),
-                    format!("expected whole seconds from 1s to 290s, found \"{s}\""),
-                );
+        Some(s) => {
+            let whole = duration(s, "5s").and_then(|d| {
+                (d.subsec_nanos() == 0 && (1..=290).contains(&d.as_secs()))
+                    .then_some(d)
+                    .ok_or_else(|| format!("expected whole seconds from 1s to 290s, found \"{s}\""))
+            });
+            whole.unwrap_or_else(|expected| {
+                problem("/cluster/watchTimeout".into(), expected);
                 WATCH_TIMEOUT
-            }
-            Err(err) => {
-                problem(
-                    "/cluster/watchTimeout".into(),
-                    format!("expected a duration such as \"5s\", found \"{s}\": {err}"),
-                );
-                WATCH_TIMEOUT
-            }
-        },
+            })
+        }
     };
     let body_limit = file.server.body_limit_bytes.unwrap_or(7 * 1024 * 1024);
     if body_limit < 1024 {
