@@ -59,17 +59,16 @@ fn fixture_objects() -> Fake {
 }
 
 fn connect(addr: SocketAddr) -> LiveCluster {
-    let watched =
-        ["ClusterComponentType", "ClusterTrait", "ComponentRelease", "Component", "Project", "Workflow"]
-            .iter()
-            .map(|k| ("openchoreo.dev".to_string(), k.to_string()))
-            .collect();
-    LiveCluster::connect(
-        kube::Config::new(format!("http://{addr}").parse().unwrap()),
-        watched,
-        Following::default(),
-    )
-    .unwrap()
+    let kinds =
+        ["ClusterComponentType", "ClusterTrait", "ComponentRelease", "Component", "Project", "Workflow"];
+    view_of(addr, &kinds, Following::default())
+}
+
+/// A live view of the stand-in at `addr` watching OpenChoreo's `kinds` as `following` says.
+fn view_of(addr: SocketAddr, kinds: &[&str], following: Following) -> LiveCluster {
+    let watched = kinds.iter().map(|k| ("openchoreo.dev".to_string(), k.to_string())).collect();
+    LiveCluster::connect(kube::Config::new(format!("http://{addr}").parse().unwrap()), watched, following)
+        .unwrap()
 }
 
 fn wait_synced(view: &LiveCluster) {
@@ -477,13 +476,8 @@ fn a_kind_installed_after_start_is_watched_without_a_restart() {
     let mut fake = Fake::default();
     served(&mut fake, "Component", true);
     let server = common::apiserver::FakeServer::start(fake);
-    let watched = vec![
-        ("openchoreo.dev".to_string(), "ClusterComponentType".to_string()),
-        ("openchoreo.dev".to_string(), "Component".to_string()),
-    ];
-    let config = kube::Config::new(format!("http://{}", server.addr).parse().unwrap());
     let following = Following { rediscover: Duration::from_millis(200), ..Following::default() };
-    let view = LiveCluster::connect(config, watched, following).unwrap();
+    let view = view_of(server.addr, &["ClusterComponentType", "Component"], following);
     wait_synced(&view);
     let engine = Engine::new(&Config::embedded().unwrap());
     // Before the construct kinds are installed: nothing is published, and the pin waits.
@@ -561,12 +555,7 @@ fn watching(following: Following) -> (common::apiserver::FakeServer, LiveCluster
     served(&mut fake, "Component", true);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let server = common::apiserver::FakeServer::start(fake);
-    let watched = ["ClusterComponentType", "Component"]
-        .iter()
-        .map(|k| ("openchoreo.dev".to_string(), k.to_string()))
-        .collect();
-    let config = kube::Config::new(format!("http://{}", server.addr).parse().unwrap());
-    let view = LiveCluster::connect(config, watched, following).unwrap();
+    let view = view_of(server.addr, &["ClusterComponentType", "Component"], following);
     wait_synced(&view);
     (server, view)
 }
