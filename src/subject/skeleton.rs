@@ -439,50 +439,74 @@ impl<'a> Reader<'a> {
 }
 
 /// Where the first byte a JSON string cannot hold as itself lies in `bytes`: a quote, a
-/// backslash or a control character. Eight bytes are tested at a time: in each word, the
-/// lowest byte flagged by the classic "has a zero byte" and "has a byte less than" tests is
-/// exact (the borrow that can flag a byte above a true one never flags one below it).
+/// backslash or a control character.
 fn plain_string_end(bytes: &[u8]) -> Option<usize> {
+    stop_from(bytes, 0)
+}
+
+/// Where the first quote, backslash or control byte at or after `at` lies in `data`. Eight
+/// bytes are tested at a time: in each word, the lowest byte flagged by the classic "has a
+/// zero byte" and "has a byte less than" tests is exact (the borrow that can flag a byte above
+/// a true one never flags one below it). Inlined: it runs once or twice for most strings, and
+/// a call costs as much as a word.
+#[inline(always)]
+fn stop_from(data: &[u8], at: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |w: u64| w.wrapping_sub(ONES) & !w;
-    let mut words = bytes.chunks_exact(8);
-    let mut at = 0;
+    let mut words = data.get(at..)?.chunks_exact(8);
+    let mut from = at;
     for word in &mut words {
         let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
         let control = w.wrapping_sub(ONES * 0x20) & !w;
         let found =
             (zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control) & HIGH;
         if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
+            return Some(from + (found.trailing_zeros() / 8) as usize);
         }
-        at += 8;
+        from += 8;
     }
-    words.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| at + i)
+    words.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| from + i)
 }
 
-/// Where the closing quote of a JSON string lies in `bytes` (the text after its opening
-/// quote), its escapes stepped over as serde_json steps over them; `None` at anything JSON
-/// does not allow in a string (an unknown escape, a `\u` without four hex digits, a control
-/// byte) or at an unclosed string.
-fn escaped_string_end(bytes: &[u8]) -> Option<usize> {
-    let mut at = 0;
+/// Where the closing quote of the JSON string whose text (after its opening quote) starts at
+/// `at` lies in `data`, its escapes stepped over as serde_json steps over them; `None` at
+/// anything JSON does not allow in a string (an unknown escape, a `\u` without four hex
+/// digits, a control byte) or at an unclosed string.
+#[inline(always)]
+fn closing_quote(data: &[u8], mut at: usize) -> Option<usize> {
     loop {
-        at += plain_string_end(&bytes[at..])?;
-        match bytes[at] {
+        at = stop_from(data, at)?;
+        match data[at] {
             b'"' => return Some(at),
-            b'\\' => match bytes.get(at + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
-                b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => at += 6,
-                _ => return None,
-            },
+            b'\\' => at = past_escape(data, at)?,
             _ => return None,
         }
     }
 }
 
-/// Where the text from `at` stops being JSON whitespace.
-fn after_space(data: &[u8], mut at: usize) -> usize {
+/// Just past the escape whose backslash is at `at`; `None` at one JSON does not allow.
+#[inline(never)]
+fn past_escape(data: &[u8], at: usize) -> Option<usize> {
+    match data.get(at + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
+        b'u' if data.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => Some(at + 6),
+        _ => None,
+    }
+}
+
+/// Where the text from `at` stops being JSON whitespace. Compact JSON (what the API server
+/// sends) has none, so the first byte is tested before any loop.
+#[inline(always)]
+fn after_space(data: &[u8], at: usize) -> usize {
+    match data.get(at) {
+        Some(&b) if b > b' ' => at,
+        _ => after_spaces(data, at),
+    }
+}
+
+#[inline(never)]
+fn after_spaces(data: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\t' | b'\r') = data.get(at) {
         at += 1;
     }
@@ -490,14 +514,15 @@ fn after_space(data: &[u8], mut at: usize) -> usize {
 }
 
 /// Where the string whose opening quote is at `at` ends, just past its closing quote
-/// (`escaped_string_end` on the text after the opening quote).
+/// (`closing_quote` of the text after the opening quote).
+#[inline(always)]
 fn string_end(data: &[u8], at: usize) -> Option<usize> {
-    Some(at + 2 + escaped_string_end(data.get(at + 1..)?)?)
+    Some(closing_quote(data, at + 1)? + 1)
 }
 
 /// How deep `value_end` follows containers before it leaves the value to serde_json (whose
-/// own limit is 128), which then reads it whole and words any error.
-const SCAN_DEPTH: u32 = 96;
+/// own limit is 128), which then reads it whole and words any error: one bit each of a word.
+const SCAN_DEPTH: u32 = 64;
 
 /// Where the JSON value starting at `at` (after any whitespace) ends, found by scanning its
 /// grammar without building anything: strings stepped over past their escapes, numbers and
@@ -506,15 +531,8 @@ const SCAN_DEPTH: u32 = 96;
 /// `SCAN_DEPTH`, a number or literal standing alone): serde_json then reads the value, so what
 /// is accepted and every error's wording stay serde_json's.
 fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
-    // Bit d of `lists`: the container open at depth d + 1 is a list (else a mapping).
-    let (mut depth, mut lists) = (0u32, 0u128);
-    // A key and its colon; where the member's value starts.
-    let key = |data: &[u8], at: usize| -> Option<usize> {
-        let at = after_space(data, at);
-        (*data.get(at)? == b'"').then_some(())?;
-        let at = after_space(data, string_end(data, at)?);
-        (*data.get(at)? == b':').then_some(at + 1)
-    };
+    // The open containers, innermost in bit 0: 1 for a list, 0 for a mapping.
+    let (mut depth, mut lists) = (0u32, 0u64);
     loop {
         // A value.
         at = after_space(data, at);
@@ -527,9 +545,9 @@ fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
                 } else if depth == SCAN_DEPTH {
                     return None;
                 } else {
-                    lists = if open == b'[' { lists | 1 << depth } else { lists & !(1 << depth) };
+                    lists = lists << 1 | u64::from(open == b'[');
                     depth += 1;
-                    at = if open == b'{' { key(data, inner)? } else { inner };
+                    at = if open == b'{' { member_value(data, inner)? } else { inner };
                     continue;
                 }
             }
@@ -547,13 +565,13 @@ fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
                 return Some(at);
             }
             at = after_space(data, at);
-            let list = lists >> (depth - 1) & 1 == 1;
-            match (*data.get(at)?, list) {
+            match (*data.get(at)?, lists & 1 == 1) {
                 (b',', true) => at += 1,
-                (b',', false) => at = key(data, at + 1)?,
+                (b',', false) => at = member_value(data, at + 1)?,
                 (b']', true) | (b'}', false) => {
                     at += 1;
                     depth -= 1;
+                    lists >>= 1;
                     continue;
                 }
                 _ => return None,
@@ -561,6 +579,15 @@ fn value_end(data: &[u8], mut at: usize) -> Option<usize> {
             break;
         }
     }
+}
+
+/// A member's key and its colon, from `at`: where the member's value starts.
+#[inline(always)]
+fn member_value(data: &[u8], at: usize) -> Option<usize> {
+    let at = after_space(data, at);
+    (*data.get(at)? == b'"').then_some(())?;
+    let at = after_space(data, string_end(data, at)?);
+    (*data.get(at)? == b':').then_some(at + 1)
 }
 
 /// Where a JSON number starting at `at` ends: `-`, then `0` or digits not led by `0`, then
@@ -631,7 +658,7 @@ mod tests {
                         Some(Ok(_)) => Some(values.byte_offset() - 2),
                         _ => None,
                     };
-                    assert_eq!(escaped_string_end(&text[1..]), serde, "{}", String::from_utf8_lossy(&text));
+                    assert_eq!(closing_quote(&text[1..], 0), serde, "{}", String::from_utf8_lossy(&text));
                     checked += usize::from(serde.is_some());
                 }
             }
