@@ -6,10 +6,11 @@ mod file;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use crate::engine::Exemption;
-use crate::families::FAMILY_NAMES;
+use globset::{Glob, GlobMatcher};
+
+use crate::openchoreo;
 use crate::registry::{self, Registry};
 use crate::rules::evolution::Stability;
 use crate::rules::select::{quote_list, Selector};
@@ -20,6 +21,44 @@ use crate::strict::{self, Problem};
 
 /// The embedded default config, with its comments; `covenant config print-default` prints it.
 pub const DEFAULT_YAML: &str = include_str!("config/default.yaml");
+
+/// Every family name covenant knows, built or not; config refuses any other. The engine
+/// builds the families a config turns on by these names.
+pub const FAMILY_NAMES: &[(&str, bool)] = &[
+    ("launcher", true),
+    ("crd", true),
+    ("xrd", true),
+    ("construct", true),
+    ("consumer", true),
+    ("versioned", true),
+];
+
+/// A configured exemption: subjects it matches are let through unjudged.
+#[derive(Clone, Debug)]
+pub struct Exemption {
+    /// Namespaces matched exactly; empty matches any.
+    pub namespaces: Vec<String>,
+    /// Name globs; empty matches any.
+    pub names: Vec<GlobMatcher>,
+    /// Users matched exactly; empty matches any.
+    pub users: Vec<String>,
+    /// Groups matched exactly (any of the requester's); empty matches any.
+    pub groups: Vec<String>,
+    /// Only findings of these rules (ids or categories) are exempted; empty: the whole
+    /// subject goes through unjudged.
+    pub rules: Vec<Selector>,
+    /// Why, stated in config; reported with the verdict.
+    pub reason: String,
+    /// After this instant the exemption no longer applies.
+    pub expires: Option<SystemTime>,
+}
+
+impl Exemption {
+    /// Compile a name glob.
+    pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+        Glob::new(pattern).map(|g| g.compile_matcher()).map_err(|e| e.to_string())
+    }
+}
 
 /// What a failing rule lookup does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +185,7 @@ impl Config {
     /// consumer kinds, and the releases a binding froze — as (group, kind): what the live
     /// view watches and the background audit re-checks.
     pub fn cluster_kinds(&self) -> Vec<(String, String)> {
-        let group = crate::families::construct::GROUP;
+        let group = openchoreo::GROUP;
         self.construct_kinds
             .iter()
             .chain(&self.consumer_kinds)
@@ -391,8 +430,8 @@ fn resolve(
     }
 
     let default_kinds = |list: &[&str]| list.iter().map(|k| k.to_string()).collect::<Vec<_>>();
-    let mut construct_kinds = default_kinds(&crate::families::construct::KINDS);
-    let mut consumer_kinds = default_kinds(&crate::families::consumer::KINDS);
+    let mut construct_kinds = default_kinds(&openchoreo::CONSTRUCT_KINDS);
+    let mut consumer_kinds = default_kinds(&openchoreo::CONSUMER_KINDS);
     for (family, kinds) in &file.kinds {
         match family.as_str() {
             "construct" => construct_kinds = kinds.clone(),
@@ -492,11 +531,11 @@ fn resolve(
                 file.mutation
                     .release_name_label
                     .clone()
-                    .unwrap_or_else(|| crate::families::construct::RELEASE_LABELS.0.into()),
+                    .unwrap_or_else(|| openchoreo::RELEASE_LABELS.0.into()),
                 file.mutation
                     .release_namespace_label
                     .clone()
-                    .unwrap_or_else(|| crate::families::construct::RELEASE_LABELS.1.into()),
+                    .unwrap_or_else(|| openchoreo::RELEASE_LABELS.1.into()),
             ),
             body_limit,
             reviews_in_flight,
@@ -510,6 +549,22 @@ fn resolve(
 mod tests {
     use super::*;
     use crate::rules::lookup;
+
+    /// The config is plain data the engine and the families read: its code names neither
+    /// them nor the faces that run them, so they can depend on it without a circle.
+    #[test]
+    fn the_config_reads_nothing_that_reads_it() {
+        for (file, text) in [
+            ("src/config.rs", include_str!("config.rs")),
+            ("src/config/file.rs", include_str!("config/file.rs")),
+        ] {
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for module in ["engine", "families", "server", "cluster", "admission", "cli"] {
+                let path = format!("crate::{module}");
+                assert!(!code.contains(&path), "{file} names {path}");
+            }
+        }
+    }
 
     #[test]
     fn embedded_default_parses() {

@@ -4,13 +4,10 @@
 //! the `ClusterView`, time through the subject. The webhook and `covenant check` both call
 //! it, so they cannot disagree.
 
-use std::time::SystemTime;
-
-use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 
 use crate::cluster::ClusterView;
-use crate::config::Config;
+use crate::config::{Config, Exemption};
 use crate::families::launcher::{Inputs, Launcher};
 use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
@@ -72,32 +69,8 @@ pub struct Mutation {
     pub warnings: Vec<String>,
 }
 
-/// A configured exemption: subjects it matches are let through unjudged.
-#[derive(Clone, Debug)]
-pub struct Exemption {
-    /// Namespaces matched exactly; empty matches any.
-    pub namespaces: Vec<String>,
-    /// Name globs; empty matches any.
-    pub names: Vec<GlobMatcher>,
-    /// Users matched exactly; empty matches any.
-    pub users: Vec<String>,
-    /// Groups matched exactly (any of the requester's); empty matches any.
-    pub groups: Vec<String>,
-    /// Only findings of these rules (ids or categories) are exempted; empty: the whole
-    /// subject goes through unjudged.
-    pub rules: Vec<crate::rules::select::Selector>,
-    /// Why, stated in config; reported with the verdict.
-    pub reason: String,
-    /// After this instant the exemption no longer applies.
-    pub expires: Option<SystemTime>,
-}
-
+/// How an exemption is matched against a subject: the config holds what it names.
 impl Exemption {
-    /// Compile a name glob.
-    pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
-        Glob::new(pattern).map(|g| g.compile_matcher()).map_err(|e| e.to_string())
-    }
-
     fn matches(&self, s: &Subject) -> bool {
         self.selects(s) && !self.expired(s)
     }
@@ -504,7 +477,7 @@ mod tests {
     use super::*;
     use crate::cluster::EmptyCluster;
     use serde_json::json;
-    use std::time::Duration;
+    use std::time::{Duration, SystemTime};
 
     const REGISTRY: &str = "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nversioned:\n  - schema: shop.app\n    version: \"1\"\n    members: [name]\n    resources: [{group: shop.example.com, kind: App}]\n";
 

@@ -65,16 +65,6 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Every family name covenant knows, built or not; config refuses any other.
-pub const FAMILY_NAMES: &[(&str, bool)] = &[
-    ("launcher", true),
-    ("crd", true),
-    ("xrd", true),
-    ("construct", true),
-    ("consumer", true),
-    ("versioned", true),
-];
-
 /// What a family writes findings into while it checks one subject.
 pub struct Context<'a> {
     rules: &'a RuleSet,

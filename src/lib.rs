@@ -20,6 +20,7 @@ pub mod engine;
 pub mod families;
 pub mod metrics;
 pub mod mutation;
+pub mod openchoreo;
 pub mod registry;
 pub mod report;
 pub mod rules;

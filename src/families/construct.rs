@@ -31,8 +31,7 @@ use crate::schema::{CelRule, LoadProblem, Schema};
 use crate::subject::{Operation, Subject};
 use crate::versioning::Bump;
 
-/// The API group of OpenChoreo's documents.
-pub const GROUP: &str = "openchoreo.dev";
+pub use crate::openchoreo::{CONSTRUCT_KINDS as KINDS, GROUP, RELEASE_LABELS};
 /// The label naming a construct's logical name.
 pub const NAME_LABEL: &str = "openchoreo.dev/name";
 /// The label (and annotation) carrying a construct's version.
@@ -45,19 +44,6 @@ pub const STAMP_VERSION: &str = "openchoreo.dev/rendered-from-version";
 pub const STAMP_TYPE: &str = "openchoreo.dev/rendered-from-type";
 /// The annotation a 0.x construct uses to say it is experimental.
 pub const DESCRIPTION: &str = "openchoreo.dev/description";
-/// The construct kinds judged by default.
-pub const KINDS: [&str; 10] = [
-    "ComponentType",
-    "ClusterComponentType",
-    "Trait",
-    "ClusterTrait",
-    "Workflow",
-    "ClusterWorkflow",
-    "ProjectType",
-    "ClusterProjectType",
-    "ResourceType",
-    "ClusterResourceType",
-];
 
 /// Where a construct keeps its resource templates.
 const TEMPLATE_LISTS: [&str; 2] = ["resources", "creates"];
@@ -666,10 +652,6 @@ pub fn stamp_edits(doc: &Value, cx: &mut Context<'_>) -> Vec<Edit> {
     }
     out
 }
-
-/// The release labels OpenChoreo sets on what it renders: the release's name and namespace.
-pub const RELEASE_LABELS: (&str, &str) =
-    ("openchoreo.dev/rendered-release-name", "openchoreo.dev/rendered-release-namespace");
 
 /// CVN-501 for an object the platform rendered from a release: the two stamps from the
 /// version that release froze, looked up through the cluster view. `Err` says why it could

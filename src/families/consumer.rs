@@ -29,8 +29,7 @@ use crate::schema::validate::{validate, Problem, Required};
 use crate::subject::{Operation, Subject};
 use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
 
-/// The consumer kinds judged by default.
-pub const KINDS: [&str; 5] = ["Component", "Project", "Resource", "ReleaseBinding", "Workload"];
+pub use crate::openchoreo::CONSUMER_KINDS as KINDS;
 
 /// One place a consumer names a construct.
 #[derive(Clone, Debug)]
