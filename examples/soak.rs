@@ -136,12 +136,12 @@ fn main() {
     // Real reviews: every corpus review under the fixtures, and the samples' own documents
     // wrapped as CREATE reviews (constructs and consumers judged through the context).
     let mut bodies: Vec<Vec<u8>> = Vec::new();
-    for f in covenant::report::discover(&root.join("tests/fixtures/admission")).unwrap() {
+    for f in covenant::source::discover(&root.join("tests/fixtures/admission")).unwrap() {
         if f.extension().is_some_and(|e| e == "json") {
             bodies.push(std::fs::read(f).unwrap());
         }
     }
-    for f in covenant::report::discover(&root.join("tests/fixtures/openchoreo/samples")).unwrap() {
+    for f in covenant::source::discover(&root.join("tests/fixtures/openchoreo/samples")).unwrap() {
         for d in covenant::source::parse_stream(&std::fs::read_to_string(f).unwrap()).0 {
             let v = d.value;
             let api = v["apiVersion"].as_str().unwrap_or("v1");

@@ -483,7 +483,7 @@ fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
     for path in &args.paths {
         for file in
-            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
         {
             let source =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -602,7 +602,7 @@ fn load_cluster(context: Option<&PathBuf>) -> anyhow::Result<Arc<dyn ClusterView
 /// Every document of the YAML/JSON files under `path`, each with its file name; a file that
 /// does not parse is an input error.
 fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
-    let files = crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let files = crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
     if files.is_empty() {
         bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
     }
@@ -688,7 +688,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         let walked =
-            crate::report::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
+            crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
         walk_notes.extend(walked.notes);
         if walked.files.is_empty() {
             bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
@@ -732,7 +732,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             .map(|t| t.name.clone())
             .collect();
         for file in
-            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
         {
             let text =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -748,7 +748,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     for path in &args.values {
         for file in
-            crate::report::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
         {
             let text =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -785,7 +785,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
     let path = Path::new(base);
     if path.is_dir() || path.is_file() {
         let mut docs = Vec::new();
-        for file in crate::report::discover(path).with_context(|| format!("cannot read {base}"))? {
+        for file in crate::source::discover(path).with_context(|| format!("cannot read {base}"))? {
             let text =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
             docs.push(crate::report::Source { name: file.display().to_string(), text });
@@ -812,7 +812,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         // nowhere in particular: its objects are paired with the ref's documents wherever
         // they are in the tree. Nothing is judged deleted: the stream need not be all of it.
         let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
-        for name in names.split('\0').filter(|n| crate::report::is_document_file(Path::new(n))) {
+        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
             let text = stdout(&["show", &format!("{base}:{name}")], &format!("show {name}"))?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
@@ -823,7 +823,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.
         let names =
             stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
-        for name in names.split('\0').filter(|n| crate::report::is_document_file(Path::new(n))) {
+        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
             let text = stdout(&["show", &format!("{base}:./{name}")], &format!("show {name}"))?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }

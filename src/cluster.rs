@@ -203,7 +203,7 @@ impl OfflineCluster {
     /// Every YAML or JSON document under `dir` (recursively).
     pub fn load_dir(dir: &Path) -> Result<OfflineCluster, LoadError> {
         let mut objects = Vec::new();
-        for path in crate::report::discover(dir)
+        for path in crate::source::discover(dir)
             .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?
         {
             let err = |reason: String| LoadError { path: path.display().to_string(), reason };

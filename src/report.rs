@@ -8,8 +8,6 @@ pub mod fix;
 mod json;
 mod text;
 
-use std::path::{Path, PathBuf};
-
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::rules::{lookup, Action, Finding};
@@ -138,71 +136,6 @@ fn rank(action: Action) -> u8 {
         Action::Audit => 1,
         _ => 0,
     }
-}
-
-/// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
-pub fn is_document_file(path: &Path) -> bool {
-    matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
-}
-
-/// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`
-/// and `*.json` below it, sorted.
-pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
-    walk(path, &globset::GlobSet::empty()).map(|w| w.files)
-}
-
-/// What a directory walk found.
-#[derive(Debug, Default)]
-pub struct Walked {
-    /// The document files, sorted.
-    pub files: Vec<PathBuf>,
-    /// What the walk left out and why (a directory reached twice through a symlink).
-    pub notes: Vec<String>,
-}
-
-/// Walk `path` for document files: `.git` directories are skipped, paths (relative to
-/// `path`) or file names matching `exclude` are left out, and a directory reached again
-/// through a symlink (a loop, or a second way in) is walked once and reported once.
-pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> {
-    let meta = std::fs::metadata(path)?;
-    let mut walked = Walked::default();
-    if meta.is_file() {
-        walked.files.push(path.to_path_buf());
-        return Ok(walked);
-    }
-    let excluded = |p: &Path| {
-        let relative = p.strip_prefix(path).unwrap_or(p);
-        exclude.is_match(relative) || p.file_name().is_some_and(|n| exclude.is_match(n))
-    };
-    let mut visited = std::collections::HashSet::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        if !visited.insert(std::fs::canonicalize(&dir)?) {
-            walked.notes.push(format!(
-                "{} was not walked: it leads (through a symlink) to a directory already walked",
-                dir.display()
-            ));
-            continue;
-        }
-        let mut entries: Vec<PathBuf> =
-            std::fs::read_dir(&dir)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-        entries.sort();
-        for p in entries.into_iter().rev() {
-            if excluded(&p) {
-                continue;
-            }
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == ".git") {
-                    continue;
-                }
-                stack.push(p);
-            } else if is_document_file(&p) {
-                walked.files.push(p);
-            }
-        }
-    }
-    walked.files.sort();
-    Ok(walked)
 }
 
 fn loader_finding(

@@ -12,6 +12,9 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 mod fast;
+mod files;
+
+pub use files::{discover, is_document_file, walk, Walked};
 
 use crate::schema::pointer::escape;
 use serde_json::{Map, Number, Value};
@@ -973,7 +976,7 @@ mod line_reader {
 
     /// The YAML files under `dir` (none when it is absent), found as `check` finds them.
     fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let found = crate::report::discover(dir).unwrap_or_default();
+        let found = crate::source::discover(dir).unwrap_or_default();
         out.extend(found.into_iter().filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml")));
     }
 

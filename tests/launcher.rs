@@ -32,7 +32,7 @@ fn engine_with(profile: Option<&str>, defs: &[&str], package: Option<&str>, valu
     let mut inputs = Inputs::default();
     let read = |rel: &str| -> Vec<(String, Value)> {
         let path = launcher_dir().join(rel);
-        covenant::report::discover(&path)
+        covenant::source::discover(&path)
             .unwrap()
             .into_iter()
             .flat_map(|f| {
@@ -164,7 +164,7 @@ fn relative(path: &Path) -> String {
 #[test]
 fn every_corpus_document_draws_exactly_the_expected_findings() {
     let engine = default_engine();
-    let files = covenant::report::discover(&launcher_dir()).unwrap();
+    let files = covenant::source::discover(&launcher_dir()).unwrap();
     assert!(files.len() >= 40, "launcher corpus missing: {}", files.len());
     let mut clean = 0;
     for file in &files {

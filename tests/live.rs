@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 fn fixture_objects() -> Fake {
     let mut fake = Fake::default();
     let dir = common::fixtures().join("openchoreo/published");
-    for file in covenant::report::discover(&dir).unwrap() {
+    for file in covenant::source::discover(&dir).unwrap() {
         let text = std::fs::read_to_string(file).unwrap();
         for d in covenant::source::parse_stream(&text).0 {
             let kind = d.value["kind"].as_str().unwrap().to_string();

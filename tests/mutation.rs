@@ -21,7 +21,7 @@ fn enabled() -> Config {
 /// Every construct of the OpenChoreo samples, published at `version` under the scheme's name
 /// `<logical>-v<major>` and annotated with it (labels and stamps left for the webhook).
 fn sample_constructs(version: &str) -> Vec<Value> {
-    let files = covenant::report::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
+    let files = covenant::source::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(f).unwrap();

@@ -80,7 +80,7 @@ async fn every_metric_the_dashboard_and_alerts_name_is_exported() {
         "metadata": {"name": "bakery-web", "namespace": "bakery"},
         "spec": {"componentType": {"kind": "ClusterComponentType", "name": "deployment/ruby-service", "version": "9"}}});
     let mut stored: Vec<Value> = Vec::new();
-    for file in covenant::report::discover(&common::fixtures().join("openchoreo/published")).unwrap() {
+    for file in covenant::source::discover(&common::fixtures().join("openchoreo/published")).unwrap() {
         let text = std::fs::read_to_string(file).unwrap();
         stored.extend(covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value));
     }

@@ -73,7 +73,7 @@ fn the_yaml_reader_and_check_never_panic_on_mangled_documents() {
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
     let mut inputs = Vec::new();
     for dir in ["versioned/docs", "rules", "launcher/examples", "../../deploy"] {
-        for path in covenant::report::discover(&common::fixtures().join(dir)).unwrap() {
+        for path in covenant::source::discover(&common::fixtures().join(dir)).unwrap() {
             inputs.push(std::fs::read(path).unwrap());
         }
     }

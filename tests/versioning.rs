@@ -281,7 +281,7 @@ fn deleting_a_version_consumers_pin_is_warned() {
 /// scheme requires when `label` is set: each construct gets `openchoreo.dev/name`,
 /// `openchoreo.dev/version: 1.0.0` and the default label, and the object name `<logical>-v1`.
 fn samples(label: bool) -> Vec<Value> {
-    let files = covenant::report::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
+    let files = covenant::source::discover(&common::fixtures().join("openchoreo/samples")).unwrap();
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -849,7 +849,7 @@ async fn upgrade_says_whether_each_manifest_would_still_apply() {
 
     // The admin API, per stored consumer.
     let mut objects: Vec<Value> = Vec::new();
-    for f in covenant::report::discover(&published).unwrap() {
+    for f in covenant::source::discover(&published).unwrap() {
         objects.extend(
             covenant::source::parse_stream(&std::fs::read_to_string(f).unwrap())
                 .0

@@ -20,7 +20,7 @@ pub fn fixtures() -> PathBuf {
 
 /// Every `.json` AdmissionReview body under tests/fixtures/admission, sorted.
 pub fn corpus_reviews() -> Vec<PathBuf> {
-    let files = covenant::report::discover(&fixtures().join("admission")).unwrap();
+    let files = covenant::source::discover(&fixtures().join("admission")).unwrap();
     files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
 }
 
