@@ -10,11 +10,11 @@ use std::sync::OnceLock;
 
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
+use covenant::pointer::Location;
 use covenant::report::{check, Source};
 use covenant::schema::openapi::{
     crd_schemas, load, load_keeping, load_keeping_unknown, load_text, load_text_beside, Dialect, Keep,
 };
-use covenant::schema::pointer::Location;
 use covenant::schema::Schema;
 use covenant::subject::{Object, Operation, Subject};
 

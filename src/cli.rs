@@ -16,10 +16,10 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::families::launcher::Inputs;
 use crate::families::schema_bearing::Outline;
+use crate::pointer::At;
 use crate::report::Input;
 use crate::rules::{Status, CATALOG};
 use crate::schema::openapi::Keep;
-use crate::schema::pointer::At;
 use crate::telemetry::LogFormat;
 
 /// covenant: admission webhook and offline checker for the versioning discipline of
@@ -923,7 +923,7 @@ fn explain(id: &str) -> anyhow::Result<ExitCode> {
     // A rule is named by its id (`CVN-101`, any case) or its slug (`unknown-field`).
     let by_slug = CATALOG.iter().find(|r| r.slug == id || r.id.eq_ignore_ascii_case(id)).map(|r| r.id);
     let Some(rule) = crate::rules::lookup(by_slug.unwrap_or(id)) else {
-        let near = crate::rules::closest(id, CATALOG.iter().flat_map(|r| [r.id, r.slug]));
+        let near = crate::suggest::closest(id, CATALOG.iter().flat_map(|r| [r.id, r.slug]));
         let hint = near.first().map(|n| format!("; did you mean {n}?")).unwrap_or_default();
         bail!("unknown rule \"{id}\"{hint} (`covenant rules` lists ids and slugs)");
     };

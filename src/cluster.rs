@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::schema::pointer::At;
+use crate::pointer::At;
 use crate::source::parse_stream;
 
 /// A lookup that could not be answered.

@@ -11,11 +11,11 @@ use std::time::{Duration, SystemTime};
 use globset::{Glob, GlobMatcher};
 
 use crate::openchoreo;
+use crate::pointer::At;
 use crate::registry::{self, Registry};
 use crate::rules::evolution::Stability;
 use crate::rules::select::{quote_list, Selector};
 use crate::rules::{Action, Category, RuleSet};
-use crate::schema::pointer::At;
 use crate::source::{parse_stream, Positions};
 use crate::strict::{self, Problem};
 
@@ -254,9 +254,9 @@ fn suggest_members(problems: &mut [Problem]) {
     for p in problems.iter_mut().filter(|p| p.message.contains("is not declared")) {
         let (parent, member) = p.pointer.rsplit_once('/').unwrap_or(("", &p.pointer));
         let known = defaults.at(parent).and_then(serde_json::Value::as_object);
-        let member = crate::schema::pointer::unescape(member);
-        if let Some(near) =
-            known.and_then(|k| crate::rules::closest(&member, k.keys().map(String::as_str)).first().cloned())
+        let member = crate::pointer::unescape(member);
+        if let Some(near) = known
+            .and_then(|k| crate::suggest::closest(&member, k.keys().map(String::as_str)).first().cloned())
         {
             p.message.push_str(&format!("; did you mean \"{near}\"?"));
         }
@@ -290,7 +290,7 @@ fn resolve(
     let ignore = selectors(&file.rules.ignore, "/rules/ignore", &mut problem);
     let mut actions = Vec::new();
     for (key, value) in &file.rules.actions {
-        let pointer = format!("/rules/actions/{}", crate::schema::pointer::escape(key));
+        let pointer = format!("/rules/actions/{}", crate::pointer::escape(key));
         let selector = match Selector::parse(key) {
             Ok(s) => s,
             Err(e) => {
@@ -332,7 +332,7 @@ fn resolve(
                 if known.contains(&f.as_str()) {
                     Some(f.clone())
                 } else {
-                    let near = crate::rules::closest(f, known.iter().copied());
+                    let near = crate::suggest::closest(f, known.iter().copied());
                     let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
                     problem(
                         format!("/families/{i}"),
@@ -412,7 +412,7 @@ fn resolve(
     .map(|(f, p)| (f.to_string(), p))
     .collect();
     for (family, policy) in &file.stability {
-        let at = format!("/stability/{}", crate::schema::pointer::escape(family));
+        let at = format!("/stability/{}", crate::pointer::escape(family));
         if !FAMILY_NAMES.iter().any(|(f, _)| f == family) {
             let names: Vec<&str> = FAMILY_NAMES.iter().map(|(f, _)| *f).collect();
             problem(at.clone(), format!("unknown family \"{family}\"; families: {}", names.join(", ")));
@@ -437,7 +437,7 @@ fn resolve(
             "construct" => construct_kinds = kinds.clone(),
             "consumer" => consumer_kinds = kinds.clone(),
             other => problem(
-                format!("/kinds/{}", crate::schema::pointer::escape(other)),
+                format!("/kinds/{}", crate::pointer::escape(other)),
                 format!(
                     "the kinds of family \"{other}\" are not configurable; expected construct or consumer"
                 ),
@@ -549,22 +549,6 @@ fn resolve(
 mod tests {
     use super::*;
     use crate::rules::lookup;
-
-    /// The config is plain data the engine and the families read: its code names neither
-    /// them nor the faces that run them, so they can depend on it without a circle.
-    #[test]
-    fn the_config_reads_nothing_that_reads_it() {
-        for (file, text) in [
-            ("src/config.rs", include_str!("config.rs")),
-            ("src/config/file.rs", include_str!("config/file.rs")),
-        ] {
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            for module in ["engine", "families", "server", "cluster", "admission", "cli"] {
-                let path = format!("crate::{module}");
-                assert!(!code.contains(&path), "{file} names {path}");
-            }
-        }
-    }
 
     #[test]
     fn embedded_default_parses() {

@@ -11,9 +11,9 @@ use crate::config::{Config, Exemption};
 use crate::families::launcher::{Inputs, Launcher};
 use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
+use crate::pointer::At;
 use crate::rules::evolution::Stability;
 use crate::rules::{Action, Finding, RuleSet};
-use crate::schema::pointer::At;
 use crate::subject::{Operation, Subject};
 
 /// The outcome of judging one subject.

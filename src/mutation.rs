@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::schema::pointer::escape;
+use crate::pointer::escape;
 
 /// One thing a mutation rule wants true: `value` at the path `tokens`.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::schema::pointer::Location;
+use crate::pointer::Location;
 use crate::schema::{property, Schema};
 use crate::source::{parse_stream, Positions};
 use crate::strict::{self, Problem};

@@ -10,8 +10,8 @@ mod text;
 
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
+use crate::pointer::At;
 use crate::rules::{lookup, Action, Finding};
-use crate::schema::pointer::At;
 use crate::source::{each_document, each_document_from, parse_stream, Position, SourceDocument};
 use crate::subject::Subject;
 
@@ -173,7 +173,7 @@ pub fn check_values(
     for doc in docs {
         report.documents += 1;
         report.checked.push((name.to_string(), doc.index, None, None));
-        let at = crate::schema::pointer::Location::default();
+        let at = crate::pointer::Location::default();
         for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
             let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
             if let Some(f) = loader_finding(engine, id, &pointer, args) {
@@ -225,7 +225,7 @@ pub fn check_profile(
             }
         };
         for (key, binding) in caps {
-            let at = format!("/spec/capabilities/{}", crate::schema::pointer::escape(key));
+            let at = format!("/spec/capabilities/{}", crate::pointer::escape(key));
             let trait_type = key.split('.').next().unwrap_or(key);
             let Some(definition) = inputs.capabilities.get(trait_type) else {
                 if !traits.iter().any(|t| t == trait_type) {
@@ -233,7 +233,7 @@ pub fn check_profile(
                         .iter()
                         .map(String::as_str)
                         .chain(inputs.capabilities.keys().map(String::as_str));
-                    let suggestion = crate::rules::closest(trait_type, known)
+                    let suggestion = crate::suggest::closest(trait_type, known)
                         .first()
                         .map(|n| format!("; did you mean \"{n}\"?"))
                         .unwrap_or_default();
@@ -254,7 +254,7 @@ pub fn check_profile(
             let schema = crate::families::launcher::capability_schema(definition);
             let rendering = binding.get("rendering").cloned().unwrap_or_else(|| serde_json::json!({}));
             // Properties are named below the rendering; the owner says which binding.
-            let base = crate::schema::pointer::Location::new(format!("{at}/rendering"), "");
+            let base = crate::pointer::Location::new(format!("{at}/rendering"), "");
             let owner = format!("spec.capabilities.{key} (CapabilityDefinition {trait_type})");
             for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
                 let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);

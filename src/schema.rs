@@ -6,7 +6,6 @@
 pub mod diff;
 pub mod evaluate;
 pub mod openapi;
-pub mod pointer;
 pub mod property;
 pub mod shorthand;
 pub mod validate;
@@ -16,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use pointer::Location;
+use crate::pointer::Location;
 
 /// One problem in a schema being loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,7 +16,7 @@ mod files;
 
 pub use files::{discover, is_document_file, walk, Walked};
 
-use crate::schema::pointer::escape;
+use crate::pointer::escape;
 use serde_json::{Map, Number, Value};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};

@@ -6,7 +6,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::schema::pointer::{escape, unescape};
+use crate::pointer::{escape, unescape};
 use crate::source::{Position, Positions};
 
 /// One problem in one of covenant's own documents.

@@ -17,9 +17,9 @@ use crate::engine::Engine;
 use crate::families::construct::GROUP;
 use crate::families::consumer::{published, references, scope, SupportWindow};
 use crate::families::schema_bearing::Outline;
+use crate::pointer::At;
 use crate::report::diff::ContractDiff;
 use crate::rules::Finding;
-use crate::schema::pointer::At;
 use crate::subject::Subject;
 use crate::versioning::{resolve, Pin, Published};
 
@@ -256,7 +256,7 @@ fn judge_binding(
         release["spec"]["componentProfile"] = json!({"traits": [{"kind": frozen.kind, "name": name,
             "instanceName": instance, "version": frozen.version.to_string()}]});
         release["spec"]["traits"] = json!([{"kind": frozen.kind, "name": name, "spec": spec}]);
-        format!("/spec/traitEnvironmentConfigs/{}", crate::schema::pointer::escape(instance))
+        format!("/spec/traitEnvironmentConfigs/{}", crate::pointer::escape(instance))
     } else {
         return None;
     };

@@ -180,7 +180,7 @@ async fn the_openchoreo_pins_component_patches_the_component_crd_and_is_admitted
         covenant::schema::validate::validate(
             &schema.properties["spec"],
             &raw,
-            &covenant::schema::pointer::Location::new("/spec", "spec"),
+            &covenant::pointer::Location::new("/spec", "spec"),
             covenant::schema::validate::Required::Everywhere,
         )
         .violations
@@ -194,7 +194,7 @@ async fn the_openchoreo_pins_component_patches_the_component_crd_and_is_admitted
     let out = covenant::schema::validate::validate(
         &schema.properties["spec"],
         &component["spec"],
-        &covenant::schema::pointer::Location::new("/spec", "spec"),
+        &covenant::pointer::Location::new("/spec", "spec"),
         covenant::schema::validate::Required::Everywhere,
     );
     let undeclared: Vec<&str> = out.violations.iter().map(|v| v.at.pointer.as_str()).collect();

@@ -22,12 +22,12 @@ use covenant::families::schema_bearing::{
     SchemaBearing, Source,
 };
 use covenant::families::Family;
+use covenant::pointer::Location;
 use covenant::rules::evolution::{judge, Direction, Stability};
 use covenant::schema::diff::{annotation_only, diff, diff_shape, ChangeKind};
 use covenant::schema::openapi::{
     decode_clean, load_keeping_unknown as load, load_text_beside, Dialect, Keep,
 };
-use covenant::schema::pointer::Location;
 use covenant::schema::{Additional, Schema};
 use covenant::versioning::Bump;
 use serde_json::Value;

@@ -376,10 +376,10 @@ fn serde_yaml_like(path: &Path) -> Value {
 #[test]
 fn versions_sharing_a_schema_report_what_each_would_on_its_own() {
     use covenant::families::schema_bearing::evolve;
+    use covenant::pointer::Location;
     use covenant::rules::evolution::judge_resource;
     use covenant::schema::diff::diff;
     use covenant::schema::openapi::{load_keeping_unknown, Dialect};
-    use covenant::schema::pointer::Location;
 
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/crd-update-400k.json"),

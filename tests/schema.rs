@@ -1,8 +1,8 @@
 //! The schema model's loaders over real schemas: CRD structural schemas from the corpus and
 //! OpenChoreo's JSON Schema parameters with `$defs`/`$ref`.
 
+use covenant::pointer::Location;
 use covenant::schema::openapi::{crd_schemas, load, Dialect};
-use covenant::schema::pointer::Location;
 use covenant::schema::validate::{validate, Problem, Required};
 use covenant::schema::{Additional, Type};
 use covenant::source::parse_stream;

@@ -21,11 +21,11 @@ use serde_json::Value;
 
 use super::{Claim, Context, Family};
 use crate::mutation::Edit;
+use crate::pointer::At;
+use crate::pointer::Location;
 use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
 use crate::schema::openapi::{load_keeping_unknown, Dialect};
-use crate::schema::pointer::At;
-use crate::schema::pointer::Location;
 use crate::schema::shorthand::load_shorthand;
 use crate::schema::{CelRule, LoadProblem, Schema};
 use crate::subject::{Operation, Subject};
@@ -787,13 +787,13 @@ fn stamp_sites<'v>(value: &'v Value, pointer: &str, out: &mut Vec<(String, &'sta
             if let (Some(path), Some(Value::String(found))) =
                 (map.get("path").and_then(Value::as_str), map.get("value"))
             {
-                let last = path.rsplit('/').next().map(crate::schema::pointer::unescape).unwrap_or_default();
+                let last = path.rsplit('/').next().map(crate::pointer::unescape).unwrap_or_default();
                 if let Some(key) = stamp(&last).filter(|_| !found.contains("${")) {
                     out.push((format!("{pointer}/value"), key, found));
                 }
             }
             for (k, v) in map {
-                let here = format!("{pointer}/{}", crate::schema::pointer::escape(k));
+                let here = format!("{pointer}/{}", crate::pointer::escape(k));
                 match (stamp(k), v) {
                     (Some(key), Value::String(found)) if !found.contains("${") => {
                         out.push((here, key, found))

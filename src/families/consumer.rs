@@ -22,9 +22,9 @@ use super::construct::{
     declared_version, label, logical_name, DEFAULT_LABEL, GROUP, NAME_LABEL, VERSION_KEY,
 };
 use super::{Claim, Context, Family};
+use crate::pointer::At;
+use crate::pointer::{escape, Location};
 use crate::rules::Action;
-use crate::schema::pointer::At;
-use crate::schema::pointer::{escape, Location};
 use crate::schema::validate::{validate, Problem, Required};
 use crate::subject::{Operation, Subject};
 use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
@@ -568,7 +568,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
                 [] => "it has no trait instances".to_string(),
                 names => format!("its trait instances are {}", names.join(", ")),
             };
-            let near = crate::rules::closest(instance, instances.iter().copied())
+            let near = crate::suggest::closest(instance, instances.iter().copied())
                 .first()
                 .map(|n| format!(" (did you mean \"{n}\"?)"))
                 .unwrap_or_default();

@@ -19,7 +19,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::{Claim, Context, Family};
-use crate::schema::pointer::At;
+use crate::pointer::At;
 use crate::schema::Schema;
 use crate::subject::Operation;
 
@@ -69,7 +69,7 @@ impl Template {
     fn first_field(&self) -> Option<String> {
         self.parts.iter().find_map(|p| match p {
             Part::Field(path) => {
-                Some(path.iter().map(|s| format!("/{}", crate::schema::pointer::escape(s))).collect())
+                Some(path.iter().map(|s| format!("/{}", crate::pointer::escape(s))).collect())
             }
             Part::Literal(_) => None,
         })
@@ -325,8 +325,8 @@ impl Family for Composites {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pointer::Location;
     use crate::schema::openapi::{load, Dialect};
-    use crate::schema::pointer::Location;
     use serde_json::json;
 
     fn schema(v: Value) -> Schema {

@@ -24,13 +24,13 @@ use serde_json::{Map, Value};
 pub use inputs::{Inputs, InputsError};
 
 use super::{Claim, Context, Family};
+use crate::pointer::At;
+use crate::pointer::Location;
 use crate::registry::{Hint, Registry, TypeCategory};
-use crate::rules::closest;
-use crate::schema::pointer::At;
-use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_with, Options, Problem, Required, Violation};
 use crate::schema::{property, Schema, Type};
 use crate::subject::Subject;
+use crate::suggest::closest;
 
 /// The API group of launcher documents.
 pub const GROUP: &str = "launcher.gokure.dev";

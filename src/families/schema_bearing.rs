@@ -28,13 +28,13 @@ pub use outline::{Outline, Source};
 use super::{Claim, Context, Family};
 use crate::cluster::Error as LookupError;
 use crate::config::Enforcement;
+use crate::pointer::At;
+use crate::pointer::Location;
 use crate::rules::evolution::{is_ga, judge, judge_resource, Judged, Stability};
 use crate::rules::Action;
 use crate::schema::diff::{diff, diff_shape, ChangeKind};
 use crate::schema::evaluate::Evaluator;
 use crate::schema::openapi::{load_keeping, load_text_beside, read_leading, Dialect, Keep, Layout, Placed};
-use crate::schema::pointer::At;
-use crate::schema::pointer::Location;
 use crate::schema::validate::{validate_evaluating, Required};
 use crate::schema::Schema;
 use crate::subject::{Model, Operation, Subject};
@@ -665,7 +665,7 @@ pub fn declared_at(schema: &Schema, data_pointer: &str) -> String {
                 _ => break,
             }
         } else {
-            match node.properties.get(crate::schema::pointer::unescape(token).as_str()) {
+            match node.properties.get(crate::pointer::unescape(token).as_str()) {
                 Some(property) => ("/properties/", property),
                 None => break,
             }
@@ -1063,8 +1063,7 @@ impl LiveOutcome {
 /// served version's schema, by limits that state their reasons.
 fn derived_names(evolution: &Evolution, outline: &Outline<'_>, cx: &mut Context<'_>) {
     let new: &Value = &outline.doc;
-    let pointer =
-        format!("/metadata/annotations/{}", crate::schema::pointer::escape(super::derived::ANNOTATION));
+    let pointer = format!("/metadata/annotations/{}", crate::pointer::escape(super::derived::ANNOTATION));
     let subject = evolution.subject(None);
     let templates = match super::derived::templates(new) {
         Ok(t) => t,

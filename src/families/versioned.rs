@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Claim, Context, Family};
+use crate::pointer::escape;
 use crate::registry::VersionedSchema;
-use crate::rules::closest;
-use crate::schema::pointer::escape;
 use crate::strict::describe;
 use crate::subject::Subject;
+use crate::suggest::closest;
 
 /// The family over the registry's versioned schemas.
 #[derive(Debug)]

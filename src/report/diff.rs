@@ -6,12 +6,12 @@
 use serde_json::{json, Value};
 
 use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
+use crate::pointer::At;
+use crate::pointer::Location;
 use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
 use crate::rules::lookup;
 use crate::schema::diff::diff;
 use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
-use crate::schema::pointer::At;
-use crate::schema::pointer::Location;
 use crate::versioning::Bump;
 
 /// One changed place.

@@ -94,7 +94,7 @@ pub fn readable(pointer: &str) -> String {
     let mut out = String::with_capacity(pointer.len());
     for token in pointer.split('/').skip(1) {
         let token: std::borrow::Cow<'_, str> =
-            if token.contains('~') { crate::schema::pointer::unescape(token).into() } else { token.into() };
+            if token.contains('~') { crate::pointer::unescape(token).into() } else { token.into() };
         if token == "*" {
             out.push_str("[*]");
         } else {

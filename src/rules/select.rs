@@ -29,7 +29,7 @@ impl Selector {
             return Ok(Selector::Category(category));
         }
         let known = CATALOG.iter().map(|r| r.id).chain(Category::ALL.iter().map(|c| c.as_str()));
-        let near = super::closest(word, known);
+        let near = crate::suggest::closest(word, known);
         let mut text = format!("unknown rule id or category \"{word}\"");
         if !near.is_empty() {
             text.push_str(&format!("; did you mean {}?", quote_list(&near)));

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::pointer::escape;
 use super::{Additional, Bounds, CelRule, Rare, Schema, Type};
+use crate::pointer::escape;
 
 /// What changed at one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1069,8 +1069,8 @@ fn additional(old: &Schema, new: &Schema, at: &mut String, shared: &mut Shared, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pointer::Location;
     use crate::schema::openapi::{load, Dialect};
-    use crate::schema::pointer::Location;
     use serde_json::json;
 
     fn schema(v: Value) -> Schema {

@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::pointer::{unescape, At as _, Location};
 use super::validate::found;
 use super::{Additional, CelRule, LoadProblem, Schema, Type};
+use crate::pointer::{unescape, At as _, Location};
 
 /// Which schema language a document is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -614,7 +614,7 @@ impl<'v> Loader<'v> {
                         Dialect::OpenApi => KEYWORDS.to_vec(),
                         Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
                     };
-                    let hint = crate::rules::closest(other, known.iter().copied())
+                    let hint = crate::suggest::closest(other, known.iter().copied())
                         .first()
                         .map(|n| format!("; did you mean \"{n}\"?"))
                         .unwrap_or_default();
@@ -692,7 +692,7 @@ impl<'v> Loader<'v> {
                     "fieldPath" => rule.field_path = self.string(x, kat),
                     "optionalOldSelf" => rule.optional_old_self = self.boolean(x, kat),
                     other => {
-                        let hint = crate::rules::closest(other, CEL_KEYS.iter().copied())
+                        let hint = crate::suggest::closest(other, CEL_KEYS.iter().copied())
                             .first()
                             .map(|n| format!("; did you mean \"{n}\"?"))
                             .unwrap_or_default();

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::pointer::Location;
 use super::{Additional, Schema, Type, Types};
+use crate::pointer::Location;
 
 /// The keys a property schema may carry.
 pub const KEYS: [&str; 9] =
@@ -86,7 +86,7 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
             DESCRIPTION => schema.description = v.as_str().map(str::to_string),
             "properties" | "items" | "additionalProperties" => deferred.push((key.as_str(), v)),
             other => {
-                let near = crate::rules::closest(other, KEYS.iter().copied().chain([DESCRIPTION]));
+                let near = crate::suggest::closest(other, KEYS.iter().copied().chain([DESCRIPTION]));
                 let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
                 problem(
                     here,

@@ -21,8 +21,8 @@
 use serde_json::{json, Map, Value};
 
 use super::openapi::{load, Dialect};
-use super::pointer::{escape, Location};
 use super::{LoadProblem, Schema};
+use crate::pointer::{escape, Location};
 use crate::strict::describe;
 
 /// The markers a leaf may carry (besides `oc:…` annotations).
@@ -119,7 +119,7 @@ pub fn field_pointer(fields: &Value, data_pointer: &str) -> String {
     let mut out = String::new();
     let mut node = fields;
     for token in data_pointer.split('/').skip(1) {
-        match node.get(super::pointer::unescape(token)) {
+        match node.get(crate::pointer::unescape(token)) {
             Some(next) if token != TYPES && token != DEFAULT => {
                 out.push('/');
                 out.push_str(token);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{Number, Value};
 
 use super::evaluate::{Evaluator, Verdict};
-use super::pointer::Location;
 use super::{Additional, Schema, Type};
+use crate::pointer::Location;
 
 /// Where `required` is enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -477,7 +477,7 @@ impl<'o, 'v> Walker<'o, 'v> {
                         (None, Additional::Open | Additional::Unstated) => None,
                         (None, Additional::Closed) => {
                             let allowed: Vec<String> = schema.properties.keys().cloned().collect();
-                            let nearest = crate::rules::closest(key, allowed.iter().map(String::as_str))
+                            let nearest = crate::suggest::closest(key, allowed.iter().map(String::as_str))
                                 .first()
                                 .map(|s| s.to_string());
                             self.push(in_list, Problem::Undeclared { key: key.clone(), allowed, nearest });

@@ -9,7 +9,7 @@ use axum::Router;
 
 use super::problem::Problem;
 use super::state::AppState;
-use crate::schema::pointer::At;
+use crate::pointer::At;
 
 /// The admin router.
 pub fn router(state: AppState) -> Router {

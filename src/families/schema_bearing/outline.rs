@@ -10,8 +10,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::pointer::At;
 use crate::schema::openapi::{Keep, Layout};
-use crate::schema::pointer::At;
 use crate::subject::{Hole, Model, Path, Seen, Skeleton, Step};
 
 /// One version's schema, as it was found.

@@ -1,0 +1,97 @@
+//! The house as it is drawn: covenant's top-level modules form layers. The pure parts (the
+//! pointer, the source reader, the schema model, the rules, the config) sit below the engine
+//! and the families, and those below the faces (the server, the CLI, the report). No module
+//! reaches itself through what it imports, so a lower layer never depends on a higher one.
+//! Test code is left out: a test may use anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every top-level module and the top-level modules its code (tests aside) names.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap();
+            let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default();
+            let names = graph.entry(module.clone()).or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let name: String =
+                    code[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A path from `from` back to itself through the imports, if there is one.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Option<Vec<String>> {
+    let mut paths = vec![vec![from.to_string()]];
+    let mut seen = BTreeSet::new();
+    while let Some(path) = paths.pop() {
+        let last = path.last().unwrap();
+        for next in graph.get(last).into_iter().flatten() {
+            if next == from {
+                return Some([path.clone(), vec![next.clone()]].concat());
+            }
+            if seen.insert(next.clone()) {
+                paths.push([path.clone(), vec![next.clone()]].concat());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_module_reaches_itself_through_its_imports() {
+    let graph = imports();
+    assert!(graph.len() > 20, "the walk found the modules: {:?}", graph.keys());
+    assert!(graph["engine"].contains("families"), "the walk reads imports: {:?}", graph["engine"]);
+    let circles: Vec<String> =
+        graph.keys().filter_map(|m| circle(&graph, m)).map(|c| c.join(" -> ")).collect();
+    assert!(circles.is_empty(), "modules import each other in a circle:\n{}", circles.join("\n"));
+}
+
+/// Every module `from` reaches through the imports.
+fn reach(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(m) = stack.pop() {
+        for next in graph.get(&m).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                stack.push(next.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_config_and_the_pure_parts_sit_below_the_engine_and_the_faces() {
+    let graph = imports();
+    for low in ["config", "pointer", "source", "schema", "rules", "openchoreo", "suggest"] {
+        let reached = reach(&graph, low);
+        for high in ["engine", "families", "server", "cli", "report", "admission", "cluster"] {
+            assert!(!reached.contains(high), "{low} reaches {high}: {reached:?}");
+        }
+    }
+}
