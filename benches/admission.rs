@@ -60,8 +60,7 @@ fn validate(c: &mut Criterion) {
                 })
                 .unwrap();
                 let verdict = engine.evaluate(&review.subject, &EmptyCluster);
-                let out = covenant::admission::respond(&review.uid, &verdict, &[]);
-                serde_json::to_vec(&out).unwrap()
+                covenant::admission::respond(&review.uid, &verdict, &[]).to_bytes().unwrap()
             })
         });
         // The same through the axum router (routing, body collection, metrics, logging).

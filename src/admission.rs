@@ -9,7 +9,9 @@ mod decode;
 mod respond;
 
 pub use decode::{decode, decode_by_derive, decode_reading, DecodeError, Readings, Review};
-pub use respond::{respond, respond_mutation, respond_unjudged, MAX_WARNINGS, MAX_WARNING_LEN};
+pub use respond::{
+    respond, respond_mutation, respond_unjudged, Answer, AnswerResponse, MAX_WARNINGS, MAX_WARNING_LEN,
+};
 
 /// The one AdmissionReview version covenant speaks.
 pub const API_VERSION: &str = "admission.k8s.io/v1";

@@ -1,5 +1,6 @@
 //! AdmissionReview bytes to a `Subject`.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use bytes::Bytes;
@@ -54,8 +55,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ReviewIn<'a> {
-    api_version: String,
-    kind: String,
+    #[serde(borrow)]
+    api_version: Cow<'a, str>,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
     #[serde(default, borrow)]
     request: Option<Obj<RequestIn<'a>>>,
     /// Declared by the v1 schema; a request review never carries one that matters, and its
@@ -65,31 +68,41 @@ struct ReviewIn<'a> {
     response: Option<&'a RawValue>,
 }
 
+// The members covenant reads and drops (the resource, what the request asked for, the
+// envelope's own apiVersion and kind) are borrowed from the body where they carry no escapes:
+// they are checked for their type and shape without a copy.
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct GroupVersionKind {
-    group: String,
-    version: String,
-    kind: String,
+struct GroupVersionKind<'a> {
+    #[serde(borrow)]
+    group: Cow<'a, str>,
+    #[serde(borrow)]
+    version: Cow<'a, str>,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
-struct GroupVersionResource {
-    group: String,
-    version: String,
-    resource: String,
+struct GroupVersionResource<'a> {
+    #[serde(borrow)]
+    group: Cow<'a, str>,
+    #[serde(borrow)]
+    version: Cow<'a, str>,
+    #[serde(borrow)]
+    resource: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[allow(dead_code)]
-struct UserInfo {
+struct UserInfo<'a> {
     #[serde(default)]
     username: Option<String>,
-    #[serde(default)]
-    uid: Option<String>,
+    #[serde(default, borrow)]
+    uid: Option<Cow<'a, str>>,
     #[serde(default)]
     groups: Option<Vec<String>>,
     #[serde(default)]
@@ -101,22 +114,26 @@ struct UserInfo {
 #[allow(dead_code)]
 struct RequestIn<'a> {
     uid: String,
-    kind: Obj<GroupVersionKind>,
-    resource: Obj<GroupVersionResource>,
+    #[serde(borrow)]
+    kind: Obj<GroupVersionKind<'a>>,
+    #[serde(borrow)]
+    resource: Obj<GroupVersionResource<'a>>,
     #[serde(default)]
     sub_resource: Option<String>,
-    #[serde(default)]
-    request_kind: Option<Obj<GroupVersionKind>>,
-    #[serde(default)]
-    request_resource: Option<Obj<GroupVersionResource>>,
-    #[serde(default)]
-    request_sub_resource: Option<String>,
+    #[serde(default, borrow)]
+    request_kind: Option<Obj<GroupVersionKind<'a>>>,
+    #[serde(default, borrow)]
+    request_resource: Option<Obj<GroupVersionResource<'a>>>,
+    #[serde(default, borrow)]
+    request_sub_resource: Option<Cow<'a, str>>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
     namespace: Option<String>,
-    operation: String,
-    user_info: Obj<UserInfo>,
+    #[serde(borrow)]
+    operation: Cow<'a, str>,
+    #[serde(borrow)]
+    user_info: Obj<UserInfo<'a>>,
     /// Borrowed from the body: an object is kept as a slice of it, never copied.
     #[serde(default, borrow)]
     object: Option<&'a RawValue>,
@@ -179,20 +196,20 @@ pub fn decode_reading(body: impl Into<Bytes>, reading: Readings<'_>) -> Result<R
 }
 
 /// What a review holds that covenant keeps.
-struct Parts {
+struct Parts<'a> {
     uid: String,
-    kind: GroupVersionKind,
+    kind: GroupVersionKind<'a>,
     sub_resource: Option<String>,
     name: Option<String>,
     namespace: Option<String>,
-    operation: String,
-    user_info: UserInfo,
+    operation: Cow<'a, str>,
+    user_info: UserInfo<'a>,
     object: Option<Object>,
     old_object: Option<Object>,
     dry_run: Option<bool>,
 }
 
-impl Parts {
+impl Parts<'_> {
     fn review(self) -> Review {
         let Parts {
             uid,
@@ -207,7 +224,11 @@ impl Parts {
             dry_run,
         } = self;
         let subject = Subject {
-            gvk: Gvk { group: kind.group, version: kind.version, kind: kind.kind },
+            gvk: Gvk {
+                group: kind.group.into_owned(),
+                version: kind.version.into_owned(),
+                kind: kind.kind.into_owned(),
+            },
             operation: Operation::parse(&operation),
             name: name.unwrap_or_default(),
             namespace: namespace.filter(|n| !n.is_empty()),
@@ -252,7 +273,7 @@ const REQUIRED: u32 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 10;
 /// (and its skeleton read, when a family asked for one) without building it. `None` for
 /// anything but a well-formed v1 review with a request, in which case `decode_whole` reads
 /// the body again and words what is wrong.
-fn read(body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
+fn read<'a>(body: &'a Bytes, reading: Readings<'_>) -> Option<Parts<'a>> {
     // A body that is UTF-8 throughout is read as text: no value is checked again.
     let mut r = Reader::of_text(crate::source::utf8(body)?);
     if !r.enter_map() {
@@ -262,8 +283,8 @@ fn read(body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
     let mut first = true;
     while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
         match &*key {
-            "apiVersion" if api_version.is_none() => api_version = Some(r.value::<String>().ok()?),
-            "kind" if kind.is_none() => kind = Some(r.value::<String>().ok()?),
+            "apiVersion" if api_version.is_none() => api_version = Some(r.string().ok()?.0),
+            "kind" if kind.is_none() => kind = Some(r.string().ok()?.0),
             "request" if request.is_none() => request = Some(read_request(&mut r, body, reading)?),
             "response" if !response => {
                 response = true;
@@ -278,7 +299,7 @@ fn read(body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
         .flatten()
 }
 
-fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Option<Parts> {
+fn read_request<'a>(r: &mut Reader<'a>, body: &Bytes, reading: Readings<'_>) -> Option<Parts<'a>> {
     if !r.enter_map() {
         return None;
     }
@@ -313,11 +334,11 @@ fn read_request(r: &mut Reader<'_>, body: &Bytes, reading: Readings<'_>) -> Opti
             }
             "subResource" => sub_resource = r.value::<Option<String>>().ok()?,
             "requestSubResource" => {
-                r.value::<Option<String>>().ok()?;
+                r.value::<Option<JsonKey<'_>>>().ok()?;
             }
             "name" => name = r.value::<Option<String>>().ok()?,
             "namespace" => namespace = r.value::<Option<String>>().ok()?,
-            "operation" => operation = Some(r.value::<String>().ok()?),
+            "operation" => operation = Some(r.string().ok()?.0),
             "userInfo" => user_info = Some(r.value::<Obj<UserInfo>>().ok()?.0),
             "object" => object = read_object(r, body, read_as)?,
             // The object before an update is read as the family asks, but parsed only when a
@@ -396,7 +417,7 @@ fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
         }
     };
     if review.api_version != API_VERSION {
-        return Err(DecodeError::Version { found: review.api_version });
+        return Err(DecodeError::Version { found: review.api_version.into_owned() });
     }
     if review.kind != "AdmissionReview" {
         return Err(DecodeError::Malformed(format!(

@@ -1,10 +1,13 @@
 //! A `Verdict` to an AdmissionReview response: denial with a message kubectl shows and one
 //! cause per finding, warnings within the apiserver's limits, and audit annotations.
 
-use kube::core::admission::{AdmissionResponse, AdmissionReview};
-use kube::core::response::{StatusCause, StatusDetails};
-use kube::core::DynamicObject;
+use std::collections::BTreeMap;
+
+use kube::core::response::{StatusCause, StatusDetails, StatusSummary};
 use kube::core::Status;
+use serde::Serialize;
+
+use super::API_VERSION;
 
 use crate::engine::Verdict;
 use crate::rules::Action;
@@ -79,66 +82,126 @@ fn cut_at_word(s: &str, max: usize) -> String {
     }
 }
 
-/// The response of the mutating webhook: allowed, with the JSONPatch when there is one
-/// (`patchType: JSONPatch`, base64 on the wire) and the warnings of the mutation.
-///
-/// The patch goes out base64-encoded, as the apiserver reads a `[]byte` field from JSON: the
-/// `kube` type serializes its bytes as a list of numbers, so the encoded review is fixed up
-/// here rather than trusted.
-pub fn respond_mutation(uid: &str, ops: &[serde_json::Value], warnings: &[String]) -> serde_json::Value {
-    let mut response = AdmissionResponse::invalid("");
-    response.uid = uid.to_string();
-    response.allowed = true;
-    response.result = Status::success();
-    if !ops.is_empty() {
-        match serde_json::from_value::<json_patch::Patch>(serde_json::Value::Array(ops.to_vec())) {
-            Ok(patch) => match response.clone().with_patch(patch) {
-                Ok(r) => response = r,
-                Err(e) => tracing::error!(error = %e, "cannot encode the patch"),
+/// The AdmissionReview covenant answers with, as the API server reads it (`admission.k8s.io/v1`):
+/// the request's uid borrowed, the rest built for this answer. Written straight from here, so an
+/// answer costs its own strings and one buffer, and its audit annotations come out in one order.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    /// The verdict.
+    pub response: AnswerResponse<'a>,
+}
+
+/// The `response` of an answer. The members and their order are those of the API server's
+/// `AdmissionResponse`; what is empty is left out.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerResponse<'a> {
+    /// The request's uid, echoed.
+    pub uid: &'a str,
+    /// Whether the request is admitted.
+    pub allowed: bool,
+    /// What kubectl shows of a refusal (`Success` when admitted).
+    pub status: Status,
+    /// The JSONPatch of a mutation, base64 as the API server reads a `[]byte` member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// `JSONPatch` beside a patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<&'static str>,
+    /// What the audit log records with the request.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub audit_annotations: BTreeMap<&'static str, String>,
+    /// What kubectl prints as warnings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+impl<'a> Answer<'a> {
+    /// An admission of the request `uid`, with nothing more to say.
+    fn admit(uid: &'a str) -> Answer<'a> {
+        Answer {
+            api_version: API_VERSION,
+            kind: "AdmissionReview",
+            response: AnswerResponse {
+                uid,
+                allowed: true,
+                status: Status::success(),
+                patch: None,
+                patch_type: None,
+                audit_annotations: BTreeMap::new(),
+                warnings: None,
             },
+        }
+    }
+
+    /// A refusal: `message` for kubectl, with the HTTP-style `code` and `reason` of a Status.
+    fn refuse(mut self, message: String, code: u16, reason: &str) -> Answer<'a> {
+        let r = &mut self.response;
+        r.allowed = false;
+        r.status = Status {
+            status: Some(StatusSummary::Failure),
+            code,
+            message,
+            metadata: None,
+            reason: reason.into(),
+            details: None,
+        };
+        self
+    }
+
+    /// The answer's JSON, written into one buffer sized for a typical answer.
+    pub fn to_bytes(&self) -> serde_json::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(256);
+        serde_json::to_writer(&mut out, self)?;
+        Ok(out)
+    }
+}
+
+/// The answer of the mutating webhook: allowed, with the JSONPatch when there is one
+/// (`patchType: JSONPatch`, base64 on the wire) and the warnings of the mutation.
+pub fn respond_mutation<'a>(uid: &'a str, ops: &[serde_json::Value], warnings: &[String]) -> Answer<'a> {
+    let mut answer = Answer::admit(uid);
+    if !ops.is_empty() {
+        // The planned operations are checked to be RFC 6902 before they go out.
+        let patch = serde_json::from_value::<json_patch::Patch>(serde_json::Value::Array(ops.to_vec()))
+            .and_then(|patch| serde_json::to_vec(&patch));
+        match patch {
+            Ok(bytes) => {
+                use base64::Engine as _;
+                answer.response.patch = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
+                answer.response.patch_type = Some("JSONPatch");
+            }
             Err(e) => tracing::error!(error = %e, "the planned patch is not RFC 6902"),
         }
     }
     if !warnings.is_empty() {
-        response.warnings =
+        answer.response.warnings =
             Some(warnings.iter().take(MAX_WARNINGS).map(|w| truncate(w, MAX_WARNING_LEN)).collect());
     }
-    let patch = response.patch.take();
-    let mut review = serde_json::to_value(response.into_review()).unwrap_or(serde_json::Value::Null);
-    if let (Some(bytes), Some(r)) = (patch, review.get_mut("response")) {
-        use base64::Engine as _;
-        r["patch"] = serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
-    }
-    review
+    answer
 }
 
 /// The answer for a review covenant could not judge in time: admitted with `reason` as a
 /// warning when the failure policy allows, else refused with it (code 503, so a client may
 /// retry) — never answered as if judged.
-pub fn respond_unjudged(uid: &str, allow: bool, reason: &str) -> AdmissionReview<DynamicObject> {
-    let mut response = AdmissionResponse::invalid("");
-    response.uid = uid.to_string();
-    response.allowed = true;
-    response.result = Status::success();
+pub fn respond_unjudged<'a>(uid: &'a str, allow: bool, reason: &str) -> Answer<'a> {
+    let mut answer = Answer::admit(uid);
     if allow {
-        response.warnings = Some(vec![truncate(reason, MAX_WARNING_LEN)]);
+        answer.response.warnings = Some(vec![truncate(reason, MAX_WARNING_LEN)]);
     } else {
-        response = response.deny(truncate(reason, MAX_MESSAGE_LEN));
-        response.result.status = Some(kube::core::response::StatusSummary::Failure);
-        response.result.code = 503;
-        response.result.reason = "ServiceUnavailable".into();
+        answer = answer.refuse(truncate(reason, MAX_MESSAGE_LEN), 503, "ServiceUnavailable");
     }
-    response.audit_annotations.insert("unjudged".into(), "deadline".into());
-    response.into_review()
+    answer.response.audit_annotations.insert("unjudged", "deadline".into());
+    answer
 }
 
-/// Build the response review for `uid` from a verdict, plus any extra warnings the
-/// protocol layer has (such as an unknown operation).
-pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> AdmissionReview<DynamicObject> {
-    let mut response = AdmissionResponse::invalid("");
-    response.uid = uid.to_string();
-    response.allowed = true;
-    response.result = Status::success();
+/// The answer for `uid` from a verdict, plus any extra warnings the protocol layer has (such
+/// as an unknown operation).
+pub fn respond<'a>(uid: &'a str, verdict: &Verdict, extra_warnings: &[String]) -> Answer<'a> {
+    let mut answer = Answer::admit(uid);
 
     let denials: Vec<_> = verdict.at(Action::Deny).collect();
     if !denials.is_empty() {
@@ -164,11 +227,8 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
                 field: String::new(),
             });
         }
-        response = response.deny(message);
-        response.result.status = Some(kube::core::response::StatusSummary::Failure);
-        response.result.code = 403;
-        response.result.reason = "Forbidden".into();
-        response.result.details = Some(StatusDetails {
+        answer = answer.refuse(message, 403, "Forbidden");
+        answer.response.status.details = Some(StatusDetails {
             name: String::new(),
             group: String::new(),
             kind: String::new(),
@@ -177,6 +237,7 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
             retry_after_seconds: 0,
         });
     }
+    let response = &mut answer.response;
 
     let mut warnings: Vec<String> = extra_warnings.to_vec();
     warnings.extend(verdict.at(Action::Warn).map(|f| f.line()));
@@ -193,17 +254,16 @@ pub fn respond(uid: &str, verdict: &Verdict, extra_warnings: &[String]) -> Admis
 
     if !verdict.findings.is_empty() {
         let ids = verdict.rule_counts();
-        response.audit_annotations.insert("rules".into(), ids.join(","));
+        response.audit_annotations.insert("rules", ids.join(","));
         let audited: Vec<String> = verdict.at(Action::Audit).map(|f| f.line()).collect();
         if !audited.is_empty() {
-            response.audit_annotations.insert("audit".into(), truncate(&audited.join("; "), 1024));
+            response.audit_annotations.insert("audit", truncate(&audited.join("; "), 1024));
         }
     }
     if let Some(reason) = &verdict.exempted {
-        response.audit_annotations.insert("exempted".into(), truncate(reason, 256));
+        response.audit_annotations.insert("exempted", truncate(reason, 256));
     }
-
-    response.into_review()
+    answer
 }
 
 #[cfg(test)]
@@ -320,5 +380,37 @@ mod tests {
         assert!(w.iter().all(|s| s.as_str().unwrap().chars().count() <= MAX_WARNING_LEN));
         assert!(w.last().unwrap().as_str().unwrap().contains("more warning(s)"));
         assert_eq!(v["response"]["allowed"], true);
+    }
+
+    #[test]
+    fn the_answer_is_written_as_the_api_server_reads_a_v1_review() {
+        // Exactly these bytes: the members the API server declares, in its order, empty ones
+        // left out, a patch in base64 beside its type, the audit annotations in one order.
+        let admitted = super::respond("abc", &Verdict::default(), &[]).to_bytes().unwrap();
+        assert_eq!(
+            String::from_utf8(admitted).unwrap(),
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"abc","allowed":true,"status":{"status":"Success"}}}"#
+        );
+        let ops = [serde_json::json!({"op": "add", "path": "/metadata/labels/x", "value": "y"})];
+        let patched = respond_mutation("abc", &ops, &["w".into()]).to_bytes().unwrap();
+        assert_eq!(
+            String::from_utf8(patched).unwrap(),
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"abc","allowed":true,"status":{"status":"Success"},"patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2xhYmVscy94IiwidmFsdWUiOiJ5In1d","patchType":"JSONPatch","warnings":["w"]}}"#
+        );
+        let late = respond_unjudged("abc", false, "late").to_bytes().unwrap();
+        assert_eq!(
+            String::from_utf8(late).unwrap(),
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"abc","allowed":false,"status":{"status":"Failure","code":503,"message":"late","reason":"ServiceUnavailable"},"auditAnnotations":{"unjudged":"deadline"}}}"#
+        );
+        let verdict = Verdict {
+            findings: vec![finding("CVN-109", Action::Deny)],
+            exempted: Some("namespace kube-system".into()),
+            ..Verdict::default()
+        };
+        let refused = String::from_utf8(super::respond("abc", &verdict, &[]).to_bytes().unwrap()).unwrap();
+        assert!(
+            refused.contains(r#""auditAnnotations":{"exempted":"namespace kube-system","rules":"CVN-109"}"#),
+            "{refused}"
+        );
     }
 }

@@ -37,7 +37,9 @@ impl Webhook {
 
 /// `POST /api/v0/validate`
 pub async fn validate(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    handle(state, Webhook::Validate, request).await
+    let f = handle(state, Webhook::Validate, request);
+    eprintln!("FUTSIZE {}", std::mem::size_of_val(&f));
+    f.await
 }
 
 /// `POST /api/v0/mutate`
@@ -471,9 +473,9 @@ fn answer(
     webhook: &str,
     subject: &crate::subject::Subject,
     started: std::time::Instant,
-    response: &impl serde::Serialize,
+    response: &admission::Answer<'_>,
 ) -> Response {
-    let body = match serde_json::to_vec(response) {
+    let body = match response.to_bytes() {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(error = %e, "cannot encode the review response");
