@@ -720,8 +720,16 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let named = queued.len();
     let mut report =
         crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
+    // Inputs were named and none held a document: a gate that checked nothing does not pass
+    // (as a directory without documents does not).
+    if named > 0 && report.documents == 0 && report.skipped.is_empty() {
+        let empty: Vec<&String> =
+            report.notes.iter().filter(|n| n.ends_with(crate::report::NO_DOCUMENT)).collect();
+        bail!("nothing to check: {}", empty.iter().map(|n| n.as_str()).collect::<Vec<_>>().join("; "));
+    }
     report.notes.extend(walk_notes);
     if let Some(path) = &args.profile {
         let traits: Vec<String> = config

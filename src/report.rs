@@ -422,6 +422,9 @@ fn unreadable(path: &std::path::Path) -> Option<String> {
     }
 }
 
+/// What is said of an input that holds no document.
+pub const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments and `---`)";
+
 /// `check_with_base` over inputs read one at a time, each document judged as it is parsed
 /// and then dropped: memory follows the largest document, not the whole input.
 /// With `skip_unidentified`, a document that does not identify itself is listed as skipped
@@ -447,6 +450,7 @@ pub fn check_each(
             unreadable_file(&mut report, engine, &file, &reason);
             continue;
         }
+        let held = report.documents + report.skipped.len();
         let judge = |doc: SourceDocument| {
             if skip_unidentified && !identifies_itself(&doc.value) {
                 report.skipped.push((file.clone(), doc.index));
@@ -520,6 +524,10 @@ pub fn check_each(
             if syntax_finding(&mut report, engine, &file, &e) {
                 report.documents += 1;
             }
+        }
+        // An input named to be checked that holds nothing is said, never passed in silence.
+        if report.documents + report.skipped.len() == held {
+            report.notes.push(format!("{file}: {NO_DOCUMENT}"));
         }
     }
     if let Some(base) = base.filter(|b| b.complete) {

@@ -128,6 +128,42 @@ fn an_invalid_config_exits_two_listing_every_problem() {
 }
 
 #[test]
+fn inputs_that_hold_no_document_are_said_and_a_check_of_nothing_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.yaml");
+    std::fs::write(&empty, "").unwrap();
+    let comments = dir.path().join("comments.yaml");
+    std::fs::write(&comments, "# rendered nothing\n---\n").unwrap();
+    // Nothing at all to check: exit 2, each input named.
+    let nothing = covenant().arg("check").arg(&empty).arg(&comments).assert().code(2);
+    let stderr = String::from_utf8(nothing.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("nothing to check"), "{stderr}");
+    for file in [&empty, &comments] {
+        assert!(stderr.contains(&format!("{}: holds no document", file.display())), "{stderr}");
+    }
+    covenant().args(["check", "-"]).write_stdin("").assert().code(2);
+    // Beside a document: checked, and the empty one said in a note (text and JSON).
+    let good = versioned_dir().join("docs/good.yaml");
+    let config = versioned_dir().join("covenant.yaml");
+    let out = covenant().arg("check").arg("--config").arg(&config).arg(&empty).arg(&good).assert().code(0);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains(&format!("note: {}: holds no document", empty.display())), "{text}");
+    let out = covenant()
+        .args(["check", "--output", "json", "--config"])
+        .arg(&config)
+        .arg(&empty)
+        .arg(&good)
+        .assert()
+        .code(0);
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with(&format!("{}: holds", empty.display()))),
+        "{notes:?}"
+    );
+}
+
+#[test]
 fn check_reads_stdin() {
     let out = covenant()
         .args(["check", "-"])
