@@ -423,7 +423,7 @@ fn unreadable(path: &std::path::Path) -> Option<String> {
 }
 
 /// What is said of an input that holds no document.
-pub const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments and `---`)";
+pub const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments, `---` and null documents)";
 
 /// `check_with_base` over inputs read one at a time, each document judged as it is parsed
 /// and then dropped: memory follows the largest document, not the whole input.
