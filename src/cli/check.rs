@@ -1,0 +1,323 @@
+//! `covenant check`: documents read one at a time and judged, with the launcher's build
+//! inputs, a base to compare with (a directory or a git ref), baselines and `--fix`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, ValueEnum};
+
+use super::{load_cluster, load_config, read_documents};
+use crate::engine::Engine;
+use crate::families::launcher::Inputs;
+use crate::report::Input;
+
+/// Output formats of `covenant check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckOutput {
+    /// file:line:column lines.
+    Text,
+    /// The JSON contract.
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, one test case per document.
+    Junit,
+    /// GitHub Actions workflow commands (pull-request annotations).
+    Github,
+}
+
+/// `covenant check`
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories (recursively *.yaml, *.yml, *.json, skipping .git); `-` reads
+    /// stdin.
+    #[arg(required_unless_present_any = ["registries", "dialects"])]
+    pub paths: Vec<PathBuf>,
+    /// Leave out files and directories whose path below a given directory, or whose name,
+    /// matches this glob (`charts/**`, `*.tmpl.yaml`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Skip documents that name none of apiVersion, kind, schema and version (a CI
+    /// workflow, a Helm values file) instead of reporting each as CVN-109; they are counted
+    /// in the summary and listed in JSON output. A document naming only some of them is
+    /// still judged.
+    #[arg(long)]
+    pub skip_unidentified: bool,
+    /// Config file; default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Objects (YAML/JSON files) standing in for the cluster's state.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+    /// The previous versions: a directory or file, or a git ref whose files under the same
+    /// paths are read (`origin/main`; with stdin, its whole tree). Each document is judged as
+    /// an update of the base document with the same group, kind, namespace and name, so the
+    /// evolution rules run; a base document the checked files lack was deleted.
+    #[arg(long, value_name = "DIR|FILE|GIT-REF")]
+    pub base: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
+    pub output: CheckOutput,
+    /// A launcher ClusterProfile (cluster.yaml): its capability renderings are merged into
+    /// trait properties before nested required keys are checked.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// A launcher CapabilityDefinition file or directory (repeatable): declares custom trait
+    /// types, whose handler-owned properties are then left unchecked.
+    #[arg(long = "capability-def", value_name = "PATH")]
+    pub capability_defs: Vec<PathBuf>,
+    /// A launcher Package (kurel.yaml): its parameter defaults fill `${...}` placeholders.
+    #[arg(long, value_name = "FILE")]
+    pub package: Option<PathBuf>,
+    /// Parameter values (a mapping of names to values) over the package's defaults
+    /// (repeatable; later files win). Placeholders are substituted before type checks.
+    #[arg(long, value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Ignore the findings a baseline file records (matched by rule id and fingerprint).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the findings of this run as a baseline file (then exit 0).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Write the version stamps and labels the mutating webhook would write (CVN-501,
+    /// CVN-502) into the YAML files, leaving every other byte as it was; then check the
+    /// fixed files.
+    #[arg(long)]
+    pub fix: bool,
+    /// A `kind: Registry` file (repeatable): its types join the namespace Applications are
+    /// checked against, and the file itself is checked against the type-name covenant.
+    #[arg(long = "registry", value_name = "FILE")]
+    pub registries: Vec<PathBuf>,
+    /// A `kind: Dialect` declaration (repeatable): its reserved, shadowed and custom types
+    /// join the namespace, and the declaration itself is checked.
+    #[arg(long = "dialect", value_name = "FILE")]
+    pub dialects: Vec<PathBuf>,
+}
+
+/// The launcher build inputs `check` was given.
+fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
+    let mut inputs = Inputs::default();
+    if let Some(path) = &args.profile {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_profile(&name, &doc)?;
+        }
+    }
+    for path in &args.capability_defs {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_capability_definition(&name, &doc)?;
+        }
+    }
+    if let Some(path) = &args.package {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_package(&name, &doc)?;
+        }
+    }
+    for path in &args.values {
+        for (name, doc) in read_documents(path)? {
+            inputs.add_values(&name, &doc)?;
+        }
+    }
+    Ok(inputs)
+}
+
+pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let mut config = load_config(args.config.as_ref())?;
+    // Registries and dialects join the namespace, and are checked as documents themselves.
+    let mut declaration_files = Vec::new();
+    for (path, kind) in
+        args.registries.iter().map(|p| (p, "Registry")).chain(args.dialects.iter().map(|p| (p, "Dialect")))
+    {
+        for (name, doc) in read_documents(path)? {
+            let found = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or("(none)");
+            if found != kind {
+                bail!(
+                    "{name}: --{} expects kind: {kind} documents, found kind {found}",
+                    kind.to_ascii_lowercase()
+                );
+            }
+        }
+        config.registry.add_file(path)?;
+        declaration_files.push(path.clone());
+    }
+    let inputs = launcher_inputs(&args)?;
+    // The build inputs are launcher documents too, held to the same strictness: a misspelled
+    // key in a cluster profile is a finding at its line, never a binding silently dropped.
+    declaration_files.extend(args.profile.iter().chain(&args.capability_defs).chain(&args.package).cloned());
+    let engine = Engine::with_inputs(&config, inputs.clone());
+    let cluster = load_cluster(args.context.as_ref())?;
+    // Files are read when their turn comes and dropped after, so a run holds one file's text.
+    let mut queued: Vec<Input> = Vec::new();
+    let mut walk_notes = Vec::new();
+    let exclude = {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in &args.exclude {
+            set.add(globset::Glob::new(pattern).with_context(|| format!("--exclude {pattern}: not a glob"))?);
+        }
+        set.build().context("--exclude")?
+    };
+    for path in args.paths.iter().chain(&declaration_files) {
+        if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+            queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
+            continue;
+        }
+        let walked =
+            crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
+        walk_notes.extend(walked.notes);
+        if walked.files.is_empty() {
+            bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
+        }
+        queued.extend(walked.files.into_iter().map(Input::File));
+    }
+    if args.fix {
+        let mut fixing = config.clone();
+        fixing.rules = fixing.rules.with_mutation();
+        let fixer = Engine::with_inputs(&fixing, inputs.clone());
+        let mut fixed = 0;
+        for file in queued.iter().filter_map(|i| match i {
+            Input::File(f) => Some(f),
+            Input::Read(_) => None,
+        }) {
+            let Ok(text) = std::fs::read_to_string(file) else { continue };
+            let name = file.display().to_string();
+            if let Some(text) = crate::report::fix::fix_text(&name, &text, &fixer, cluster.as_ref())? {
+                std::fs::write(file, &text).with_context(|| format!("cannot write {name}"))?;
+                fixed += 1;
+            }
+        }
+        eprintln!("covenant: --fix wrote stamps and labels into {fixed} file(s)");
+    }
+    let base = match &args.base {
+        Some(base) => {
+            let paths: Vec<PathBuf> = args.paths.iter().chain(&declaration_files).cloned().collect();
+            Some(read_base(base, &paths)?)
+        }
+        None => None,
+    };
+    let named = queued.len();
+    let mut report =
+        crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
+    // Inputs were named and none held a document: a gate that checked nothing does not pass
+    // (as a directory without documents does not).
+    if named > 0 && report.documents == 0 && report.skipped.is_empty() {
+        let empty: Vec<&String> =
+            report.notes.iter().filter(|n| n.ends_with(crate::report::NO_DOCUMENT)).collect();
+        bail!("nothing to check: {}", empty.iter().map(|n| n.as_str()).collect::<Vec<_>>().join("; "));
+    }
+    report.notes.extend(walk_notes);
+    if let Some(path) = &args.profile {
+        let traits: Vec<String> = config
+            .registry
+            .declarations
+            .iter()
+            .filter(|t| t.category == crate::registry::TypeCategory::Trait)
+            .map(|t| t.name.clone())
+            .collect();
+        for file in
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            crate::report::check_profile(
+                &mut report,
+                &engine,
+                &file.display().to_string(),
+                &text,
+                &inputs,
+                &traits,
+            );
+        }
+    }
+    for path in &args.values {
+        for file in
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
+        }
+    }
+    if let Some(path) = &args.write_baseline {
+        let baseline = crate::report::render_baseline(&report);
+        std::fs::write(path, format!("{baseline:#}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("covenant: wrote a baseline of {} finding(s) to {}", report.entries.len(), path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &args.baseline {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let dropped = crate::report::apply_baseline(&mut report, &path.display().to_string(), &text)?;
+        eprintln!("covenant: {dropped} finding(s) recorded in the baseline were left out");
+    }
+    match args.output {
+        CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
+        CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
+        CheckOutput::Sarif => println!("{:#}", crate::report::render_sarif(&report)),
+        CheckOutput::Junit => print!("{}", crate::report::render_junit(&report)),
+        CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
+    }
+    Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The previous versions for `check --base`: a directory's documents, or every document file
+/// the git ref holds under the checked paths. Either way the base is complete: a document it
+/// holds that the checked set does not was deleted, and is judged as a DELETE.
+fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
+    let path = Path::new(base);
+    if path.is_dir() || path.is_file() {
+        let mut docs = Vec::new();
+        for file in crate::source::discover(path).with_context(|| format!("cannot read {base}"))? {
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            docs.push(crate::report::Source { name: file.display().to_string(), text });
+        }
+        return Ok(base_of(&docs)?.complete());
+    }
+    let git = |args: &[&str]| std::process::Command::new("git").args(args).output();
+    let verify = git(&["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
+        .context("--base: cannot run git")?;
+    if !verify.status.success() {
+        bail!("--base {base}: not a directory, and not a git ref of the repository here");
+    }
+    // What git printed, or an error naming what it could not do, in its own words.
+    let stdout = |args: &[&str], what: &str| -> anyhow::Result<String> {
+        let out = git(args).context("--base: cannot run git")?;
+        if !out.status.success() {
+            bail!("--base {base}: git cannot {what}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let mut docs = Vec::new();
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        // What stdin carries (`kustomize build | covenant check - --base origin/main`) lives
+        // nowhere in particular: its objects are paired with the ref's documents wherever
+        // they are in the tree. Nothing is judged deleted: the stream need not be all of it.
+        let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
+        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
+            let text = stdout(&["show", &format!("{base}:{name}")], &format!("show {name}"))?;
+            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
+        }
+        return base_of(&docs);
+    }
+    for path in paths.iter().filter(|p| p.as_os_str() != "-") {
+        let shown = path.to_string_lossy();
+        // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.
+        let names =
+            stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
+        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
+            let text = stdout(&["show", &format!("{base}:./{name}")], &format!("show {name}"))?;
+            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
+        }
+    }
+    Ok(base_of(&docs)?.complete())
+}
+
+/// The base read from its documents; one that is not YAML stops the check, named.
+fn base_of(docs: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
+    crate::report::Base::from_sources(docs)
+        .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))
+}

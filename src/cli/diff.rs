@@ -1,0 +1,128 @@
+//! `covenant diff`: two versions of a document compared, each change classified and judged by
+//! the family's stability policy.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, ValueEnum};
+
+use super::{load_config, read_documents};
+use crate::cluster::OfflineCluster;
+use crate::families::schema_bearing::Outline;
+use crate::schema::openapi::Keep;
+
+/// Output formats of `covenant diff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffOutput {
+    /// A table.
+    Text,
+    /// The JSON contract.
+    Json,
+    /// A pull-request body; `md` means the same.
+    #[value(alias = "md")]
+    Markdown,
+}
+
+/// `covenant diff`
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old version: a file; with --context, the construct's logical name.
+    pub old: PathBuf,
+    /// The new version: a file; with --context, the version to compare from.
+    pub new: PathBuf,
+    /// With --context: the version to compare to.
+    pub to: Option<String>,
+    /// Published constructs (YAML/JSON files): `covenant diff --context DIR NAME FROM TO`
+    /// compares two published versions of one construct by logical name and version.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+    /// Config file (its stability policies decide what is refused); default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
+}
+
+/// A document `diff` compares. A file of JSON text is kept as text, so a CRD's version schemas
+/// are read straight from it into the model, as the webhook reads a review (and a schema two
+/// versions or both sides share is read once); anything else is read as YAML, into a tree.
+enum Compared {
+    Text(String),
+    Tree(serde_json::Value),
+}
+
+impl Compared {
+    fn read(path: &Path) -> anyhow::Result<Compared> {
+        if path.is_file() {
+            let mut text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            if text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            if text.trim_start().starts_with('{') {
+                // The YAML reader refuses a repeated key; so does JSON read this way. Text that
+                // is not JSON (a YAML flow mapping) is read as YAML below.
+                match crate::source::refuse_repeated_keys(&text) {
+                    Ok(()) => return Ok(Compared::Text(text)),
+                    Err(e) if e.classify() == serde_json::error::Category::Data => {
+                        bail!("{}: {e}", path.display())
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        let docs = read_documents(path)?;
+        match <[_; 1]>::try_from(docs) {
+            Ok([(_, doc)]) => Ok(Compared::Tree(doc)),
+            Err(docs) => bail!("{}: expected one document, found {}", path.display(), docs.len()),
+        }
+    }
+
+    /// The document's outline, its version schemas read in the same pass (as `diff` reads
+    /// them: whole), beside the document before it when there is one.
+    fn outline<'a>(&'a self, path: &Path, before: Option<&Outline<'a>>) -> anyhow::Result<Outline<'a>> {
+        match self {
+            Compared::Text(text) => Outline::of_text_reading(text, Keep::ALL, before)
+                .map_err(|e| anyhow::anyhow!("{}: not a JSON document: {e}", path.display())),
+            Compared::Tree(doc) => Ok(Outline::of_value(doc)),
+        }
+    }
+}
+
+pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
+    let (old, new) = match &args.context {
+        None => {
+            if args.to.is_some() {
+                bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
+            }
+            (Compared::read(&args.old)?, Compared::read(&args.new)?)
+        }
+        Some(dir) => {
+            let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
+            let name = args.old.to_string_lossy().into_owned();
+            let from = args.new.to_string_lossy().into_owned();
+            let cluster = OfflineCluster::load_dir(dir)?;
+            let at = |v: &str| crate::families::construct::published_at(&cluster, None, &name, v);
+            (
+                Compared::Tree(at(&from).map_err(anyhow::Error::msg)?),
+                Compared::Tree(at(to).map_err(anyhow::Error::msg)?),
+            )
+        }
+    };
+    let policy = |family: &str| {
+        config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
+    };
+    let old_outline = old.outline(&args.old, None)?;
+    let new_outline = new.outline(&args.new, Some(&old_outline))?;
+    let d = crate::report::diff::compute(&old_outline, &new_outline, policy)
+        .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
+    match args.output {
+        DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),
+        DiffOutput::Json => println!("{}", crate::report::diff::render_json(&d)),
+        DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
+    }
+    Ok(if d.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,233 @@
+//! `covenant status` and `covenant upgrade`: which consumers pin which published version, and
+//! moving their pins to a newer one that they still validate against.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::{load_config, DiffOutput, RulesOutput};
+use crate::cluster::OfflineCluster;
+use crate::engine::Engine;
+use crate::pointer::At;
+
+/// `covenant status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Objects (YAML/JSON files) standing in for the cluster: constructs, consumers, releases.
+    #[arg(long)]
+    pub context: PathBuf,
+    /// Config file (the construct and consumer kinds); default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output format: a table, or the JSON the admin listener serves at /api/v0/status.
+    #[arg(long, value_enum, default_value_t = RulesOutput::Text)]
+    pub output: RulesOutput,
+}
+
+/// `covenant upgrade`.
+#[derive(Debug, clap::Args)]
+pub struct UpgradeArgs {
+    /// Consumer manifests: files or directories.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The published constructs (and anything else the checks need) standing in for the
+    /// cluster.
+    #[arg(long)]
+    pub context: PathBuf,
+    /// The target version (default: the newest supported one of each construct).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Move the `version:` pin in place for every consumer that would still validate, every
+    /// other byte kept.
+    #[arg(long)]
+    pub write: bool,
+    /// Config file; default: the embedded default.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output: text, JSON, or one pull-request body per consumer.
+    #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
+}
+
+pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_ref())?;
+    let cluster = crate::cluster::OfflineCluster::load_dir(&args.context)?;
+    let usage = crate::families::consumer::usage(&cluster, &config.construct_kinds, &config.consumer_kinds)?;
+    match args.output {
+        RulesOutput::Json => println!("{usage:#}"),
+        RulesOutput::Text | RulesOutput::Md => print!("{}", status_table(&usage)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The usage JSON as a table: one row per published version, its consumers counted, then the
+/// references that resolve to nothing.
+pub fn status_table(usage: &serde_json::Value) -> String {
+    use std::fmt::Write;
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let count = |v: &serde_json::Value| v.as_array().map_or(0, Vec::len);
+    let mut rows = vec![["KIND", "NAME", "VERSION", "OBJECT", "DEFAULT", "PINNED", "FLOATING", "FROZEN"]
+        .map(String::from)
+        .to_vec()];
+    let mut unresolved = Vec::new();
+    for c in usage["constructs"].as_array().into_iter().flatten() {
+        let name = match c["namespace"].as_str() {
+            Some(ns) => format!("{ns}/{}", s(&c["name"])),
+            None => s(&c["name"]),
+        };
+        for v in c["versions"].as_array().into_iter().flatten() {
+            let consumers = &v["consumers"];
+            rows.push(vec![
+                s(&c["kind"]),
+                name.clone(),
+                s(&v["version"]),
+                s(&v["object"]),
+                if v["default"] == true { "yes".into() } else { "-".into() },
+                count(&consumers["pinned"]).to_string(),
+                count(&consumers["floating"]).to_string(),
+                count(&consumers["frozen"]).to_string(),
+            ]);
+        }
+        for u in c["unresolved"].as_array().into_iter().flatten() {
+            unresolved.push(format!(
+                "{}: pin \"{}\" of {name} resolves to nothing: {}",
+                s(&u["consumer"]),
+                s(&u["pin"]),
+                s(&u["reason"])
+            ));
+        }
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    for u in unresolved {
+        let _ = writeln!(out, "{u}");
+    }
+    let _ = writeln!(out, "upgrade gap: {} construct(s) declare no version", usage["upgradeGap"]);
+    out
+}
+
+pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    use std::fmt::Write;
+    let config = load_config(args.config.as_ref())?;
+    let engine = Engine::new(&config);
+    let cluster = OfflineCluster::load_dir(&args.context)?;
+    let to = match &args.to {
+        Some(v) => Some(
+            semver::Version::parse(v)
+                .with_context(|| format!("--to {v}: not a MAJOR.MINOR.PATCH version"))?,
+        ),
+        None => None,
+    };
+    let (mut text, mut markdown, mut json) = (String::new(), String::new(), Vec::new());
+    let mut wrote = 0;
+    // Every document first: a Component's ReleaseBindings may sit in another file.
+    let mut files = Vec::new();
+    for path in &args.paths {
+        for file in
+            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let source =
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let docs = crate::source::parse_stream(&source).0;
+            files.push((file, source, docs));
+        }
+    }
+    let siblings: Vec<serde_json::Value> =
+        files.iter().flat_map(|(_, _, docs)| docs.iter().map(|d| d.value.clone())).collect();
+    for (file, mut source, docs) in files {
+        let name = file.display().to_string();
+        for doc in docs {
+            let kind =
+                doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+            let ns = doc.value.at("/metadata/namespace").and_then(serde_json::Value::as_str);
+            let obj = doc.value.at("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+            let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
+            for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
+                let plan = match plan {
+                    Ok(p) => p,
+                    Err(why) => {
+                        let _ = writeln!(text, "{name}: {who}: cannot plan: {why}");
+                        json.push(serde_json::json!({"file": name, "consumer": who, "error": why}));
+                        continue;
+                    }
+                };
+                let pin =
+                    if plan.pin.is_empty() { "(floating)".to_string() } else { format!("\"{}\"", plan.pin) };
+                let _ = writeln!(
+                        text,
+                        "{name}: {who}: {} {} {pin} resolves to {}; target {}: move the pin to \"{}\" (implied {})",
+                        plan.kind, plan.name, plan.from, plan.to, plan.new_pin, plan.diff.implied().as_str()
+                    );
+                let verdict = if plan.applies() { "would still apply" } else { "would NOT apply" };
+                let _ = writeln!(text, "  {verdict}");
+                let list = |text: &mut String, findings: &[crate::rules::Finding]| {
+                    for f in findings {
+                        let (action, rule) = (f.action.as_str(), f.rule.id);
+                        let _ = writeln!(text, "    {action} {rule} {}: {}", f.pointer, f.message);
+                    }
+                };
+                list(&mut text, &plan.findings);
+                for (binding, findings) in &plan.bindings {
+                    let verdict = if findings.iter().any(|f| f.action == crate::rules::Action::Deny) {
+                        "its environment configs would NOT validate"
+                    } else {
+                        "its environment configs validate"
+                    };
+                    let _ = writeln!(text, "  {binding}: {verdict} against {}", plan.to);
+                    list(&mut text, findings);
+                }
+                let _ = writeln!(
+                    markdown,
+                    "## Upgrade {who}: {} {} {} → {}\n\nPin {pin} → \"{}\". **{verdict}.**\n",
+                    plan.kind, plan.name, plan.from, plan.to, plan.new_pin
+                );
+                for f in &plan.findings {
+                    let _ = writeln!(markdown, "- `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                }
+                for (binding, findings) in &plan.bindings {
+                    for f in findings {
+                        let _ =
+                            writeln!(markdown, "- {binding}: `{}` `{}` {}", f.rule.id, f.pointer, f.message);
+                    }
+                }
+                let _ = writeln!(markdown, "\n{}", crate::report::diff::render_markdown(&plan.diff));
+                let mut entry = plan.to_json();
+                entry["file"] = name.clone().into();
+                entry["consumer"] = who.clone().into();
+                if args.write && plan.applies() {
+                    match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
+                        Some(updated) => {
+                            source = updated;
+                            std::fs::write(&file, &source).with_context(|| format!("cannot write {name}"))?;
+                            wrote += 1;
+                            entry["written"] = true.into();
+                            let _ = writeln!(text, "  wrote the pin \"{}\"", plan.new_pin);
+                        }
+                        None => {
+                            let _ = writeln!(text, "  not written: the reference writes no version to move (add `version: \"{}\"`)", plan.new_pin);
+                        }
+                    }
+                }
+                json.push(entry);
+            }
+        }
+    }
+    match args.output {
+        DiffOutput::Text => {
+            print!("{text}");
+            println!("{} upgrade(s) planned", json.len());
+            if args.write {
+                println!("{wrote} pin(s) written");
+            }
+        }
+        DiffOutput::Json => println!("{:#}", serde_json::Value::Array(json)),
+        DiffOutput::Markdown => print!("{markdown}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
