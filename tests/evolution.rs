@@ -958,3 +958,61 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
         "{err}"
     );
 }
+
+/// apiextensions.k8s.io/v1beta1 kept one schema for the whole CRD under `spec.validation`,
+/// for every version without its own. covenant reads it so, and a change under it is diffed
+/// like any other, also across the move to per-version schemas. A CRD that names its version
+/// only in the deprecated `spec.version` gives that schema no version to belong to: it is
+/// said (the diff stops naming it, a check reports CVN-109 at its line), never passed as "no
+/// changes".
+#[test]
+fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said() {
+    let scratch = tempfile::tempdir().unwrap();
+    let crd = |size_type: &str, versions: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n\
+             metadata: {{name: widgets.example.com}}\nspec:\n  group: example.com\n  \
+             names: {{kind: Widget, plural: widgets}}\n  version: v1\n{versions}  validation:\n    \
+             openAPIV3Schema:\n      type: object\n      properties:\n        \
+             spec: {{type: object, properties: {{size: {{type: {size_type}}}}}}}\n"
+        )
+    };
+    let listed = "  versions:\n  - {name: v1, served: true, storage: true}\n";
+    let (old, new) = (scratch.path().join("old.yaml"), scratch.path().join("new.yaml"));
+    // Listed versions take the whole CRD's schema: the narrowed type is found and refused.
+    std::fs::write(&old, crd("integer", listed)).unwrap();
+    std::fs::write(&new, crd("string", listed)).unwrap();
+    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    assert!(out.contains("spec.size"), "{out}");
+    assert!(out.contains("MAJOR"), "{out}");
+    // The move to per-version schemas is compared with the whole CRD's schema before it.
+    let moved = |size_type: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+             metadata: {{name: widgets.example.com}}\nspec:\n  group: example.com\n  \
+             names: {{kind: Widget, plural: widgets}}\n  scope: Namespaced\n  versions:\n  \
+             - name: v1\n    served: true\n    storage: true\n    schema:\n      \
+             openAPIV3Schema:\n        type: object\n        properties:\n          \
+             spec: {{type: object, properties: {{size: {{type: {size_type}}}}}}}\n"
+        )
+    };
+    std::fs::write(&new, moved("integer")).unwrap();
+    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 0);
+    assert!(out.contains("no schema changes") || out.contains("no changes"), "{out}");
+    std::fs::write(&new, moved("string")).unwrap();
+    stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    // Only `spec.version`: the schema belongs to no listed version, and is said.
+    std::fs::write(&old, crd("integer", "")).unwrap();
+    std::fs::write(&new, crd("string", "")).unwrap();
+    let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
+    let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("cannot be read at /spec/validation"), "{stderr}");
+    let (base, head) = (scratch.path().join("base"), scratch.path().join("head"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&head).unwrap();
+    std::fs::copy(&old, base.join("widgets.yaml")).unwrap();
+    std::fs::copy(&new, head.join("widgets.yaml")).unwrap();
+    let out = stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base), 0);
+    assert!(out.contains("widgets.yaml:8:3: warning[CVN-109] /spec/validation"), "{out}");
+    assert!(out.contains("neither read nor compared"), "{out}");
+}

@@ -100,12 +100,23 @@ pub struct Version<'a> {
     pub deprecation_warning: Option<String>,
     /// Its schema, as the document holds it; `None` when it declares none.
     pub raw: Option<Source<'a>>,
+    /// Where its schema is in the document: its own, or the whole CRD's (`spec.validation`,
+    /// apiextensions.k8s.io/v1beta1) for a version without one.
+    pub schema_at: String,
     /// Its schema as the review's decoding read it, if it did.
     pub layout: Option<&'a Layout>,
 }
 
+/// Where apiextensions.k8s.io/v1beta1 kept one schema for every version of a CRD that has
+/// none of its own (as the API server reads it, and as its conversion to v1 copies it).
+const WHOLE_SCHEMA: &str = "/spec/validation/openAPIV3Schema";
+
 fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
     let list = outline.doc.at("/spec/versions").and_then(Value::as_array);
+    let whole = match flavor {
+        Flavor::Crd => outline.doc.at(WHOLE_SCHEMA).map(Source::Tree),
+        Flavor::Xrd => None,
+    };
     list.into_iter()
         .flatten()
         .enumerate()
@@ -122,7 +133,11 @@ fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
                 storage,
                 deprecated: flag("deprecated"),
                 deprecation_warning: v.get("deprecationWarning").and_then(Value::as_str).map(str::to_string),
-                raw: outline.schema(index),
+                raw: outline.schema(index).or(whole),
+                schema_at: match outline.schema(index) {
+                    None if whole.is_some() => WHOLE_SCHEMA.to_string(),
+                    _ => format!("/spec/versions/{index}/schema/openAPIV3Schema"),
+                },
                 layout: outline.layout(index),
             }
         })
@@ -157,6 +172,8 @@ pub struct VersionChanges {
     pub version: String,
     /// Its index in the new document's `spec.versions`.
     pub index: usize,
+    /// Where its schema is in the new document (`Version::schema_at`).
+    pub schema_at: String,
     /// Every change, judged.
     pub changes: Vec<Judged>,
 }
@@ -290,7 +307,7 @@ fn load_schemas<'a>(
             out.insert(v.name.clone(), s.clone());
             continue;
         }
-        let at = Location::new(format!("/spec/versions/{}/schema/openAPIV3Schema", v.index), "");
+        let at = Location::new(v.schema_at.clone(), "");
         let twin = twins
             .and_then(|t| t.get(&v.name))
             .and_then(|t| loaded.iter().find(|(_, _, s, _)| Arc::ptr_eq(s, t)))
@@ -313,6 +330,23 @@ fn load_schemas<'a>(
         }
     }
     out
+}
+
+/// A schema no version takes: apiextensions.k8s.io/v1beta1's `spec.validation` in a CRD
+/// that names its one version in the deprecated `spec.version`, without `spec.versions`.
+/// Nothing in it is compared, so it is said (CVN-109 in a check, an error in a diff), never
+/// passed as a document without changes.
+fn unread_schema(doc: &Value, which: &str) -> Option<(String, String)> {
+    let versions = doc.at("/spec/versions").and_then(Value::as_array).map_or(0, Vec::len);
+    doc.at("/spec/validation").filter(|_| versions == 0).map(|_| {
+        let why = format!(
+            "{which} under spec.validation (apiextensions.k8s.io/v1beta1) with no spec.versions \
+             to apply it to, so it is neither read nor compared; list the versions under \
+             spec.versions (the whole CRD's schema then applies to each that has none of its \
+             own), or write each version's schema as apiextensions.k8s.io/v1 declares it"
+        );
+        ("/spec/validation".to_string(), why)
+    })
 }
 
 fn text(doc: &Value, pointer: &str) -> String {
@@ -355,6 +389,10 @@ pub fn evolve_outlines_keeping(
     let mut loaded = Loaded::new();
     let old_schemas = load_schemas(&old_versions, keep, &mut loaded, &mut scratch, None);
     let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
+    unreadable.extend(
+        unread_schema(new, "the schema is")
+            .or_else(|| unread_schema(old, "the schema before the update was")),
+    );
     let mut structural = Vec::new();
 
     // Identity.
@@ -543,7 +581,12 @@ pub fn evolve_outlines_keeping(
                 judge_resource(diff(os, ns, ""))
             }
         };
-        per_version.push(VersionChanges { version: nv.name.clone(), index: nv.index, changes });
+        per_version.push(VersionChanges {
+            version: nv.name.clone(),
+            index: nv.index,
+            schema_at: nv.schema_at.clone(),
+            changes,
+        });
     }
     Evolution {
         flavor,
@@ -805,6 +848,7 @@ impl SchemaBearing {
         let mut empty = new.doc.clone().into_owned();
         if let Some(spec) = empty.get_mut("spec").and_then(Value::as_object_mut) {
             spec.insert("versions".into(), Value::Array(Vec::new()));
+            spec.remove("validation");
         }
         let empty = Outline::of_value(&empty);
         let evolution = evolve_outlines_keeping(&empty, &new, judged(&new));
@@ -840,7 +884,7 @@ impl SchemaBearing {
         }
         for v in &evolution.versions {
             let schema = evolution.schemas.get(&v.version);
-            let base = format!("/spec/versions/{}/schema/openAPIV3Schema", v.index);
+            let base = &v.schema_at;
             let subject_text = evolution.subject(Some(&v.version));
             for j in v.changes.iter().filter(|j| j.bump == Bump::Major) {
                 let Some(rule) = j.rule else { continue };

@@ -113,7 +113,7 @@ pub fn compute(
             let policy = stability(a.family());
             let e = evolve_outlines(old_outline, new_outline);
             if let Some((at, why)) = e.unreadable.first() {
-                return Err(DiffError(format!("the new document's schema cannot be read at {at}: {why}")));
+                return Err(DiffError(format!("a schema cannot be read at {at}: {why}")));
             }
             let mut rows = Vec::new();
             for v in &e.versions {
