@@ -37,9 +37,7 @@ impl Webhook {
 
 /// `POST /api/v0/validate`
 pub async fn validate(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    let f = handle(state, Webhook::Validate, request);
-    eprintln!("FUTSIZE {}", std::mem::size_of_val(&f));
-    f.await
+    handle(state, Webhook::Validate, request).await
 }
 
 /// `POST /api/v0/mutate`
