@@ -78,6 +78,10 @@ pub struct Report {
     pub checked: Vec<(String, usize, Option<String>, Option<String>)>,
     /// What the run says besides findings (an exemption that expired), `file: text`.
     pub notes: Vec<String>,
+    /// Inputs named to be checked that held no document (empty, or only comments, `---` and
+    /// null documents): each is said as a note, and a run where every input is one of these
+    /// checked nothing.
+    pub empty: Vec<String>,
     /// Documents left unjudged because they do not identify themselves (file, index), with
     /// `--skip-unidentified`.
     pub skipped: Vec<(String, usize)>,
@@ -87,6 +91,17 @@ impl Report {
     /// Findings at an action.
     pub fn count(&self, action: Action) -> usize {
         self.entries.iter().filter(|e| e.finding.action == action).count()
+    }
+
+    /// Every note of the run, as it is printed: the inputs that held no document first, then
+    /// the rest in the order they were said.
+    pub fn all_notes(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+        self.empty_notes().map(Into::into).chain(self.notes.iter().map(|n| n.as_str().into()))
+    }
+
+    /// The notes of the inputs that held no document.
+    pub fn empty_notes(&self) -> impl Iterator<Item = String> + '_ {
+        self.empty.iter().map(|file| format!("{file}: {NO_DOCUMENT}"))
     }
 
     /// Whether any finding denies.
@@ -423,7 +438,7 @@ fn unreadable(path: &std::path::Path) -> Option<String> {
 }
 
 /// What is said of an input that holds no document.
-pub const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments, `---` and null documents)";
+const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments, `---` and null documents)";
 
 /// `check_with_base` over inputs read one at a time, each document judged as it is parsed
 /// and then dropped: memory follows the largest document, not the whole input.
@@ -527,7 +542,7 @@ pub fn check_each(
         }
         // An input named to be checked that holds nothing is said, never passed in silence.
         if report.documents + report.skipped.len() == held {
-            report.notes.push(format!("{file}: {NO_DOCUMENT}"));
+            report.empty.push(file.clone());
         }
     }
     if let Some(base) = base.filter(|b| b.complete) {

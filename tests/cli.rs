@@ -142,6 +142,19 @@ fn inputs_that_hold_no_document_are_said_and_a_check_of_nothing_fails() {
         assert!(stderr.contains(&format!("{}: holds no document", file.display())), "{stderr}");
     }
     covenant().args(["check", "-"]).write_stdin("").assert().code(2);
+    // The build inputs beside them are still read and what they hold printed: a values file
+    // with no package to judge it says so, and the run still fails.
+    let values = dir.path().join("values.yaml");
+    std::fs::write(&values, "replicas: 2\n").unwrap();
+    let out = covenant().arg("check").arg(&empty).arg("--values").arg(&values).assert().code(2);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("values not checked: no --package declares"), "{text}");
+    assert!(text.contains(&format!("note: {}: holds no document", empty.display())), "{text}");
+    let baseline = dir.path().join("baseline.json");
+    let out = covenant().arg("check").arg(&empty).arg("--write-baseline").arg(&baseline).assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("nothing to check, so no baseline written"), "{stderr}");
+    assert!(!baseline.exists());
     // Beside a document: checked, and the empty one said in a note (text and JSON).
     let good = versioned_dir().join("docs/good.yaml");
     let config = versioned_dir().join("covenant.yaml");

@@ -201,12 +201,9 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut report =
         crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
     // Inputs were named and none held a document: a gate that checked nothing does not pass
-    // (as a directory without documents does not).
-    if named > 0 && report.documents == 0 && report.skipped.is_empty() {
-        let empty: Vec<&String> =
-            report.notes.iter().filter(|n| n.ends_with(crate::report::NO_DOCUMENT)).collect();
-        bail!("nothing to check: {}", empty.iter().map(|n| n.as_str()).collect::<Vec<_>>().join("; "));
-    }
+    // (as a directory without documents does not). The build inputs are still checked and
+    // the report printed, so what they hold is said in the same run.
+    let nothing = named > 0 && report.documents == 0 && report.skipped.is_empty();
     report.notes.extend(walk_notes);
     if let Some(path) = &args.profile {
         let traits: Vec<String> = config
@@ -240,6 +237,12 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
         }
     }
+    if nothing && args.write_baseline.is_some() {
+        bail!(
+            "nothing to check, so no baseline written: {}",
+            report.empty_notes().collect::<Vec<_>>().join("; ")
+        );
+    }
     if let Some(path) = &args.write_baseline {
         let baseline = crate::report::render_baseline(&report);
         std::fs::write(path, format!("{baseline:#}\n"))
@@ -259,6 +262,9 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckOutput::Sarif => println!("{:#}", crate::report::render_sarif(&report)),
         CheckOutput::Junit => print!("{}", crate::report::render_junit(&report)),
         CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
+    }
+    if nothing {
+        bail!("nothing to check: {}", report.empty_notes().collect::<Vec<_>>().join("; "));
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

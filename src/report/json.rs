@@ -35,7 +35,7 @@ pub fn render(report: &Report) -> Value {
         .collect();
     json!({
         "findings": findings,
-        "notes": report.notes,
+        "notes": report.all_notes().collect::<Vec<_>>(),
         "skipped": report.skipped.iter().map(|(file, document)| json!({"file": file, "document": document})).collect::<Vec<_>>(),
         "summary": {
             "documents": report.documents,

@@ -27,7 +27,7 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  = help: {} (covenant explain {})", printable(help), f.rule.id);
         }
     }
-    for note in &report.notes {
+    for note in report.all_notes() {
         let _ = writeln!(out, "note: {note}");
     }
     let _ = writeln!(out, "{}", report.summary());
