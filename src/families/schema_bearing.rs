@@ -126,6 +126,11 @@ fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
                 Flavor::Crd => flag("storage"),
                 Flavor::Xrd => flag("referenceable"),
             };
+            // A version's own schema, else the whole CRD's, and where it was read.
+            let (raw, schema_at) = match (outline.schema(index), whole) {
+                (None, Some(whole)) => (Some(whole), WHOLE_SCHEMA.to_string()),
+                (own, _) => (own, format!("/spec/versions/{index}/schema/openAPIV3Schema")),
+            };
             Version {
                 name: v.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
                 index,
@@ -133,11 +138,8 @@ fn versions<'o>(outline: &'o Outline<'_>, flavor: Flavor) -> Vec<Version<'o>> {
                 storage,
                 deprecated: flag("deprecated"),
                 deprecation_warning: v.get("deprecationWarning").and_then(Value::as_str).map(str::to_string),
-                raw: outline.schema(index).or(whole),
-                schema_at: match outline.schema(index) {
-                    None if whole.is_some() => WHOLE_SCHEMA.to_string(),
-                    _ => format!("/spec/versions/{index}/schema/openAPIV3Schema"),
-                },
+                raw,
+                schema_at,
                 layout: outline.layout(index),
             }
         })
