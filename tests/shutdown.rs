@@ -67,9 +67,16 @@ async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
     assert!(after.is_err(), "server still accepting after shutdown");
 }
 
-/// `covenant serve --dev` as a user starts it, with its certificates in `dir`: the process,
-/// its webhook address and the `curl` lines its banner prints. Its later output is drained.
-fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAddr, Vec<String>) {
+/// What the process wrote after its banner: stdout's lines and stderr's, gathered as they come.
+type Written = std::sync::Arc<std::sync::Mutex<(Vec<String>, Vec<String>)>>;
+
+/// `covenant serve --dev` as a user starts it, with its certificates in `dir` and `extra`
+/// arguments: the process, its webhook address, the `curl` lines its banner prints, and what
+/// it writes after the banner (both streams drained, so a chatty server never blocks).
+fn start_dev_with(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, std::net::SocketAddr, Vec<String>, Written) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_covenant"))
         .args([
             "serve",
@@ -81,11 +88,14 @@ fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAdd
             "--dev-cert-dir",
         ])
         .arg(dir)
+        .args(extra)
+        .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let mut webhook = None;
     let mut curls = Vec::new();
@@ -101,9 +111,34 @@ fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAdd
             break;
         }
     }
-    std::thread::spawn(move || lines.for_each(drop));
+    let written = Written::default();
+    let out = written.clone();
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| out.lock().unwrap().0.push(l)));
+    let err = written.clone();
+    std::thread::spawn(move || {
+        BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| err.lock().unwrap().1.push(l))
+    });
     let webhook: std::net::SocketAddr = webhook.expect("no webhook address printed").parse().unwrap();
+    (child, webhook, curls, written)
+}
+
+fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAddr, Vec<String>) {
+    let (child, webhook, curls, _) = start_dev_with(dir, &[]);
     (child, webhook, curls)
+}
+
+/// SIGTERM to the process, and its exit status within 15 s.
+fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            return code;
+        }
+        assert!(std::time::Instant::now() < deadline, "covenant did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A client that resets its connection while covenant answers (an apiserver that gave up on a
@@ -187,15 +222,50 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
     let message = refusal["response"]["status"]["message"].as_str().unwrap();
     assert!(message.contains("CVN-102") && message.contains("replicaz"), "{message}");
 
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(killed.success());
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(code) = child.try_wait().unwrap() {
-            assert!(code.success(), "exit status {code}");
-            break;
+    let code = terminate(&mut child);
+    assert!(code.success(), "exit status {code}");
+}
+
+/// A server answering every kind of review writes nothing but its log lines: with
+/// `--log-format json`, every line on stderr is a log event (a timestamp, a level, a
+/// message), and nothing more reaches stdout after the banner. A stray print in a handler
+/// (a debugging line left in) fails here.
+#[test]
+fn the_served_webhook_writes_nothing_but_its_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, webhook, _, written) =
+        start_dev_with(dir.path(), &["--log-format", "json", "--log-level", "debug"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
+    let denied = std::fs::read(dir.path().join("denied-review.json")).unwrap();
+    let crd = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
+    let statuses = rt.block_on(async {
+        let mut statuses = Vec::new();
+        for http2 in [false, true] {
+            let c = common::client(&[&ca], webhook, http2, None);
+            for route in ["validate", "mutate"] {
+                let url = format!("https://localhost:{}/api/v0/{route}?timeout=10s", webhook.port());
+                for body in [&sample, &denied, &crd, &sample[..sample.len() / 2].to_vec(), &b"{}".to_vec()] {
+                    statuses.push(common::post(&c, &url, body.clone()).await.status().as_u16());
+                }
+            }
         }
-        assert!(std::time::Instant::now() < deadline, "covenant did not exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
+        statuses
+    });
+    // Answers and refusals both: reviews judged, bodies that are not reviews refused.
+    assert!(statuses.contains(&200) && statuses.iter().any(|s| *s >= 400), "{statuses:?}");
+    let code = terminate(&mut child);
+    assert!(code.success(), "exit status {code}");
+    std::thread::sleep(Duration::from_millis(200));
+    let (stdout, stderr) = written.lock().unwrap().clone();
+    assert!(stdout.iter().all(|l| l.trim().is_empty()), "stdout after the banner: {stdout:#?}");
+    assert!(!stderr.is_empty(), "no log lines at debug level");
+    for line in &stderr {
+        let event: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a log line ({e}): {line}"));
+        for member in ["timestamp", "level", "target"] {
+            assert!(event.get(member).is_some(), "a log line without {member}: {line}");
+        }
     }
 }
