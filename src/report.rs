@@ -85,6 +85,30 @@ pub struct Report {
     /// Documents left unjudged because they do not identify themselves (file, index), with
     /// `--skip-unidentified`.
     pub skipped: Vec<(String, usize)>,
+    /// Documents read and identified whose kind no family judges (a Deployment, a
+    /// ConfigMap). They pass because no rule concerns them, and the summary says so rather
+    /// than counting them as judged.
+    pub unjudged: Vec<Unjudged>,
+}
+
+/// A document no rule concerns: where it is and what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unjudged {
+    /// The file.
+    pub file: String,
+    /// Its index in the file.
+    pub document: usize,
+    /// Its apiVersion.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+}
+
+impl Unjudged {
+    /// `apps/v1 Deployment`.
+    pub fn what(&self) -> String {
+        format!("{} {}", self.api_version, self.kind)
+    }
 }
 
 impl Report {
@@ -134,12 +158,28 @@ impl Report {
             n => format!("; {n} skipped as not Kubernetes-style (--skip-unidentified)"),
         };
         format!(
-            "{} document(s) checked: {}, {}, {}{skipped}",
+            "{} document(s) checked: {}, {}, {}{skipped}{}",
             self.documents,
             part(Action::Deny, "denied"),
             part(Action::Warn, "warned"),
-            part(Action::Audit, "audited")
+            part(Action::Audit, "audited"),
+            self.unjudged_summary(),
         )
+    }
+
+    /// `; N of kinds no rule judges (apps/v1 Deployment, v1 ConfigMap)`, the first few kinds
+    /// named, or nothing when every document was judged.
+    fn unjudged_summary(&self) -> String {
+        const NAMED: usize = 4;
+        if self.unjudged.is_empty() {
+            return String::new();
+        }
+        let kinds: std::collections::BTreeSet<String> = self.unjudged.iter().map(Unjudged::what).collect();
+        let mut named: Vec<&str> = kinds.iter().map(String::as_str).take(NAMED).collect();
+        if kinds.len() > NAMED {
+            named.push("…");
+        }
+        format!("; {} of kinds no rule judges ({})", self.unjudged.len(), named.join(", "))
     }
 }
 
@@ -503,6 +543,14 @@ pub fn check_each(
                 subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
             }
             let verdict = engine.evaluate(&subject, cluster);
+            if verdict.family.is_none() && verdict.exempted.is_none() {
+                report.unjudged.push(Unjudged {
+                    file: file.clone(),
+                    document: doc.index,
+                    api_version: subject.gvk.api_version(),
+                    kind: subject.gvk.kind.clone(),
+                });
+            }
             report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", file)));
             for u in &verdict.unchecked {
                 let note = format!("{}: {u}", file);

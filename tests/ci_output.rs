@@ -51,10 +51,18 @@ fn sarif_carries_the_catalogue_and_file_regions() {
 
 #[test]
 fn junit_has_one_case_per_document_and_github_annotates() {
-    let xml = run(&["--output", "junit"], &[&daemonset(), &minimal()], 1);
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"2\" failures=\"1\">"), "{xml}");
-    assert_eq!(xml.matches("<testcase ").count(), 2);
-    assert_eq!(xml.matches("</testcase>").count(), 2);
+    // A document no rule concerns is a case of its own, skipped with the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let config_map = dir.path().join("settings.yaml");
+    std::fs::write(&config_map, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n").unwrap();
+    let xml = run(&["--output", "junit"], &[&daemonset(), &minimal(), &config_map], 1);
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"3\" failures=\"1\" skipped=\"1\">"), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 3);
+    assert_eq!(xml.matches("</testcase>").count(), 3);
+    assert!(
+        xml.contains("name=\"ConfigMap settings (document 0)\">\n      <skipped message=\"no rule concerns v1 ConfigMap\"/>"),
+        "{xml}"
+    );
     assert_eq!(xml.matches("<failure ").count(), 1);
     assert!(
         xml.contains("failure type=\"CVN-104\" message=\"2 violation(s): required key &quot;mountPath&quot;"),

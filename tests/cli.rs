@@ -176,6 +176,43 @@ fn inputs_that_hold_no_document_are_said_and_a_check_of_nothing_fails() {
     );
 }
 
+/// A document of a kind no rule judges (a Deployment, a ConfigMap) passes, and the summary
+/// says it was not judged rather than counting it with the judged: text names the kinds,
+/// JSON lists each document.
+#[test]
+fn documents_no_rule_concerns_are_said_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests.yaml");
+    std::fs::write(
+        &manifests,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicaz: 3}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+    )
+    .unwrap();
+    let good = versioned_dir().join("docs/good.yaml");
+    let config = versioned_dir().join("covenant.yaml");
+    let out =
+        covenant().arg("check").arg("--config").arg(&config).arg(&manifests).arg(&good).assert().code(0);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.ends_with("; 3 of kinds no rule judges (apps/v1 Deployment, v1 ConfigMap)\n"), "{text}");
+    let out = covenant()
+        .args(["check", "--output", "json", "--config"])
+        .arg(&config)
+        .arg(&manifests)
+        .arg(&good)
+        .assert()
+        .code(0);
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report["summary"]["unjudged"], 3);
+    assert_eq!(
+        report["unjudged"][0],
+        serde_json::json!({"file": manifests.display().to_string(), "document": 0, "apiVersion": "apps/v1", "kind": "Deployment"})
+    );
+    // Every document judged: nothing more is said.
+    let out = covenant().arg("check").arg("--config").arg(&config).arg(&good).assert().code(0);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!text.contains("no rule judges"), "{text}");
+}
+
 #[test]
 fn check_reads_stdin() {
     let out = covenant()
@@ -382,7 +419,10 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.ends_with("1 document(s) checked: 0 denied, 0 warned, 0 audited\n"), "{text}");
+    assert!(
+        text.ends_with("1 document(s) checked: 0 denied, 0 warned, 0 audited; 1 of kinds no rule judges (v1 ConfigMap)\n"),
+        "{text}"
+    );
     assert_eq!(text.matches("already walked").count(), 1, "{text}");
     // Without the excludes, the excluded files are read (and fail); .git never is.
     let out = covenant().arg("check").arg(root).assert().code(1).get_output().stdout.clone();

@@ -97,21 +97,32 @@ fn xml(s: &str) -> String {
 }
 
 /// JUnit XML: one test case per document; a deny-level finding fails it, warnings go to its
-/// system-out.
+/// system-out, and a document no rule concerns is skipped, saying why.
 pub fn render_junit(report: &Report) -> String {
+    use std::collections::{BTreeMap, HashMap};
     let mut cases = String::new();
     let mut failures = 0;
+    // Each document's findings, found once (a run of many documents stays linear).
+    let mut by_document: BTreeMap<(&str, usize), Vec<&crate::report::Entry>> = BTreeMap::new();
+    for e in &report.entries {
+        by_document.entry((e.file.as_str(), e.document)).or_default().push(e);
+    }
     // Every document checked, and every document that drew a finding without being checked
     // (one that did not parse): none is left out of the suite.
     let mut documents: Vec<(String, usize, Option<String>, Option<String>)> = report.checked.clone();
-    for e in &report.entries {
-        if !documents.iter().any(|(f, i, _, _)| *f == e.file && *i == e.document) {
-            documents.push((e.file.clone(), e.document, e.kind.clone(), e.name.clone()));
+    let checked: std::collections::HashSet<(&str, usize)> =
+        report.checked.iter().map(|(f, i, _, _)| (f.as_str(), *i)).collect();
+    for (at, entries) in &by_document {
+        if !checked.contains(at) {
+            documents.push((at.0.to_string(), at.1, entries[0].kind.clone(), entries[0].name.clone()));
         }
     }
+    let unjudged: HashMap<(&str, usize), String> =
+        report.unjudged.iter().map(|u| ((u.file.as_str(), u.document), u.what())).collect();
     let n = documents.len();
     for (file, index, kind, name) in &documents {
-        let of: Vec<_> = report.entries.iter().filter(|e| &e.file == file && e.document == *index).collect();
+        let of: &[&crate::report::Entry] =
+            by_document.get(&(file.as_str(), *index)).map(Vec::as_slice).unwrap_or_default();
         let title = format!(
             "{} {} (document {})",
             kind.as_deref().unwrap_or("document"),
@@ -147,10 +158,17 @@ pub fn render_junit(report: &Report) -> String {
         if !other.is_empty() {
             cases.push_str(&format!("      <system-out>{}</system-out>\n", xml(&other.join("\n"))));
         }
+        if let Some(what) = unjudged.get(&(file.as_str(), *index)) {
+            cases.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                xml(&format!("no rule concerns {what}"))
+            ));
+        }
         cases.push_str("    </testcase>\n");
     }
+    let skipped = report.unjudged.len();
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"covenant check\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n{cases}  </testsuite>\n</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"{n}\" failures=\"{failures}\" skipped=\"{skipped}\">\n  <testsuite name=\"covenant check\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n{cases}  </testsuite>\n</testsuites>\n"
     )
 }
 

@@ -37,12 +37,14 @@ pub fn render(report: &Report) -> Value {
         "findings": findings,
         "notes": report.all_notes().collect::<Vec<_>>(),
         "skipped": report.skipped.iter().map(|(file, document)| json!({"file": file, "document": document})).collect::<Vec<_>>(),
+        "unjudged": report.unjudged.iter().map(|u| json!({"file": u.file, "document": u.document, "apiVersion": u.api_version, "kind": u.kind})).collect::<Vec<_>>(),
         "summary": {
             "documents": report.documents,
             "denied": report.count(Action::Deny),
             "warned": report.count(Action::Warn),
             "audited": report.count(Action::Audit),
             "skipped": report.skipped.len(),
+            "unjudged": report.unjudged.len(),
         }
     })
 }
