@@ -200,7 +200,12 @@ impl OfflineCluster {
         OfflineCluster { by_kind }
     }
 
-    /// Every YAML or JSON document under `dir` (recursively).
+    /// Every object of the YAML or JSON documents under `dir` (recursively). A list
+    /// (`kubectl get … -o yaml` writes `kind: List`; the API answers `kind: DeploymentList`) is
+    /// read as its items. What cannot be a cluster's object is an error naming where it is,
+    /// never left out: a document without an apiVersion, a kind or a name would stand for
+    /// nothing a lookup finds, and a context of no objects at all would answer "none" where
+    /// covenant should say it could not look.
     pub fn load_dir(dir: &Path) -> Result<OfflineCluster, LoadError> {
         let mut objects = Vec::new();
         for path in crate::source::discover(dir)
@@ -212,10 +217,76 @@ impl OfflineCluster {
             if let Some(e) = syntax {
                 return Err(err(e.to_string()));
             }
-            objects.extend(docs.into_iter().map(|d| Arc::new(d.value)));
+            for doc in docs {
+                let line = doc.positions.locate("").line;
+                let read = objects_of(doc.value)
+                    .map_err(|(at, what)| err(format!("document {} (line {line}){at}: {what}", doc.index)))?;
+                objects.extend(read.into_iter().map(Arc::new));
+            }
+        }
+        if objects.is_empty() {
+            return Err(LoadError {
+                path: dir.display().to_string(),
+                reason: "holds no objects; leave --context out to check without cluster state (what needs \
+                         it is then said to be unchecked)"
+                    .into(),
+            });
         }
         Ok(OfflineCluster::holding(objects))
     }
+}
+
+/// The cluster objects a context document stands for: itself, or a list's items (each item
+/// without its own kind taking the list's, as the API server leaves them out of a typed
+/// list). Else where in the document the problem is, and what it is.
+fn objects_of(doc: Value) -> Result<Vec<Value>, (String, String)> {
+    let str_of =
+        |v: &Value, member: &str| v.get(member).and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = str_of(&doc, "kind");
+    let api_version = str_of(&doc, "apiVersion");
+    let mut list = match doc {
+        Value::Object(list) if kind.ends_with("List") && list.contains_key("items") => list,
+        doc => {
+            is_object(&doc).map_err(|what| (String::new(), what))?;
+            return Ok(vec![doc]);
+        }
+    };
+    // `List` leaves each item to name its own kind; `DeploymentList`'s items are Deployments.
+    let of = kind.strip_suffix("List").unwrap_or_default();
+    let Some(Value::Array(items)) = list.remove("items") else {
+        return Err((" /items".into(), format!("the items of a {kind} are not a list")));
+    };
+    let mut objects = Vec::with_capacity(items.len());
+    for (i, mut item) in items.into_iter().enumerate() {
+        if let (Value::Object(members), false) = (&mut item, of.is_empty()) {
+            members.entry("kind").or_insert_with(|| of.into());
+            members.entry("apiVersion").or_insert_with(|| api_version.clone().into());
+        }
+        is_object(&item).map_err(|what| (format!(" /items/{i}"), what))?;
+        objects.push(item);
+    }
+    Ok(objects)
+}
+
+/// Whether a value can be a cluster's object: a mapping naming its apiVersion, kind and
+/// metadata.name.
+fn is_object(v: &Value) -> Result<(), String> {
+    if !v.is_object() {
+        return Err(format!(
+            "expected a Kubernetes object (a mapping), found {}",
+            crate::strict::describe(v)
+        ));
+    }
+    for (pointer, what) in
+        [("/apiVersion", "apiVersion"), ("/kind", "kind"), ("/metadata/name", "metadata.name")]
+    {
+        if v.at(pointer).and_then(Value::as_str).is_none_or(str::is_empty) {
+            return Err(format!(
+                "it names no {what}; expected a Kubernetes object naming its apiVersion, kind and metadata.name"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl ClusterView for OfflineCluster {

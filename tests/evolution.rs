@@ -142,6 +142,56 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     let text = stdout(enforced().arg(&head).arg("--base").arg(&base).arg("--context").arg(&ok), 0);
     assert!(text.contains("warning[CVN-205]") && text.contains("warning[CVN-215]"), "{text}");
     assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
+    // The live objects as `kubectl get widgets -o yaml` writes them (`kind: List`) and as the
+    // API answers a list (`WidgetList`, its items naming no kind): read as their items, so the
+    // failing one is found. Read as one object of kind List, the tightening passed as
+    // "no live object exists".
+    let widgets: Vec<&str> = objects.split("---").map(str::trim).collect();
+    let indent = |doc: &str| {
+        doc.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n").replacen("  ", "- ", 1)
+    };
+    let listed = dir.path().join("listed");
+    std::fs::create_dir_all(&listed).unwrap();
+    let items: Vec<String> = widgets.iter().map(|w| indent(w)).collect();
+    std::fs::write(
+        listed.join("w.yaml"),
+        format!("apiVersion: v1\nkind: List\nitems:\n{}\n", items.join("\n")),
+    )
+    .unwrap();
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base).arg("--context").arg(&listed), 1);
+    assert!(text.contains("error[CVN-215]") && text.contains("1 of 2 live object(s)"), "{text}");
+    let typed: Vec<String> = widgets
+        .iter()
+        .map(|w| {
+            indent(
+                &w.lines()
+                    .filter(|l| !l.starts_with("apiVersion") && !l.starts_with("kind"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })
+        .collect();
+    std::fs::write(
+        listed.join("w.yaml"),
+        format!("apiVersion: example.com/v1alpha1\nkind: WidgetList\nmetadata: {{resourceVersion: \"7\"}}\nitems:\n{}\n", typed.join("\n")),
+    )
+    .unwrap();
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base).arg("--context").arg(&listed), 1);
+    assert!(text.contains("error[CVN-215]") && text.contains("shop/long at /spec/name"), "{text}");
+    // What cannot be a cluster's object is an error naming where it is, never left out; and a
+    // context of no objects is refused rather than answering "none exist".
+    std::fs::write(
+        listed.join("w.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n- metadata: {name: nameless-kind}\n",
+    )
+    .unwrap();
+    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("w.yaml: document 0 (line 1) /items/0: it names no apiVersion"), "{err}");
+    std::fs::write(listed.join("w.yaml"), "# nothing here yet\n").unwrap();
+    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("holds no objects; leave --context out"), "{err}");
 
     // A base file that is not YAML stops the check, named with where it stops: read in part,
     // its later documents would be judged as new without a word.
