@@ -218,9 +218,9 @@ impl OfflineCluster {
                 return Err(err(e.to_string()));
             }
             for doc in docs {
-                let line = doc.positions.locate("").line;
+                let (index, line) = (doc.index, doc.positions.start().line);
                 let read = objects_of(doc.value)
-                    .map_err(|(at, what)| err(format!("document {} (line {line}){at}: {what}", doc.index)))?;
+                    .map_err(|(at, what)| err(format!("document {index} (line {line}){at}: {what}")))?;
                 objects.extend(read.into_iter().map(Arc::new));
             }
         }

@@ -117,6 +117,12 @@ impl Positions {
         self.index().iter().map(|(p, at)| (p.as_str(), *at))
     }
 
+    /// Where the document starts (its content, not its `---` marker), without building the
+    /// index of every pointer.
+    pub fn start(&self) -> Position {
+        self.start
+    }
+
     /// The position of `pointer`, or of its nearest ancestor that has one, or of the
     /// document's start.
     pub fn locate(&self, pointer: &str) -> Position {
