@@ -203,7 +203,8 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // Inputs were named and none held a document: a gate that checked nothing does not pass
     // (as a directory without documents does not). The build inputs are still checked and
     // the report printed, so what they hold is said in the same run.
-    let nothing = named > 0 && report.documents == 0 && report.skipped.is_empty();
+    let nothing = (named > 0 && report.documents == 0 && report.skipped.is_empty())
+        .then(|| report.empty_notes().collect::<Vec<_>>().join("; "));
     report.notes.extend(walk_notes);
     if let Some(path) = &args.profile {
         let traits: Vec<String> = config
@@ -237,11 +238,8 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
         }
     }
-    if nothing && args.write_baseline.is_some() {
-        bail!(
-            "nothing to check, so no baseline written: {}",
-            report.empty_notes().collect::<Vec<_>>().join("; ")
-        );
+    if let (Some(empty), Some(_)) = (&nothing, &args.write_baseline) {
+        bail!("nothing to check, so no baseline written: {empty}");
     }
     if let Some(path) = &args.write_baseline {
         let baseline = crate::report::render_baseline(&report);
@@ -263,8 +261,8 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckOutput::Junit => print!("{}", crate::report::render_junit(&report)),
         CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
     }
-    if nothing {
-        bail!("nothing to check: {}", report.empty_notes().collect::<Vec<_>>().join("; "));
+    if let Some(empty) = nothing {
+        bail!("nothing to check: {empty}");
     }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
