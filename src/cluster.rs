@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::pointer::At;
 use crate::source::parse_stream;
+use crate::subject::list_items;
 
 /// A lookup that could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -236,36 +237,18 @@ impl OfflineCluster {
     }
 }
 
-/// The cluster objects a context document stands for: itself, or a list's items (each item
-/// without its own kind taking the list's, as the API server leaves them out of a typed
-/// list). Else where in the document the problem is, and what it is.
-fn objects_of(doc: Value) -> Result<Vec<Value>, (String, String)> {
-    let str_of =
-        |v: &Value, member: &str| v.get(member).and_then(Value::as_str).unwrap_or_default().to_string();
-    let kind = str_of(&doc, "kind");
-    let api_version = str_of(&doc, "apiVersion");
-    let mut list = match doc {
-        Value::Object(list) if kind.ends_with("List") && list.contains_key("items") => list,
-        doc => {
-            is_object(&doc).map_err(|what| (String::new(), what))?;
-            return Ok(vec![doc]);
-        }
+/// The cluster objects a context document stands for: itself, or a list's items
+/// (`list_items`). Else where in the document the problem is, and what it is.
+fn objects_of(mut doc: Value) -> Result<Vec<Value>, (String, String)> {
+    let Some(items) = list_items(&mut doc) else {
+        is_object(&doc).map_err(|what| (String::new(), what))?;
+        return Ok(vec![doc]);
     };
-    // `List` leaves each item to name its own kind; `DeploymentList`'s items are Deployments.
-    let of = kind.strip_suffix("List").unwrap_or_default();
-    let Some(Value::Array(items)) = list.remove("items") else {
-        return Err((" /items".into(), format!("the items of a {kind} are not a list")));
-    };
-    let mut objects = Vec::with_capacity(items.len());
-    for (i, mut item) in items.into_iter().enumerate() {
-        if let (Value::Object(members), false) = (&mut item, of.is_empty()) {
-            members.entry("kind").or_insert_with(|| of.into());
-            members.entry("apiVersion").or_insert_with(|| api_version.clone().into());
-        }
-        is_object(&item).map_err(|what| (format!(" /items/{i}"), what))?;
-        objects.push(item);
+    let items = items.map_err(|what| (" /items".to_string(), what))?;
+    for (i, item) in items.iter().enumerate() {
+        is_object(item).map_err(|what| (format!(" /items/{i}"), what))?;
     }
-    Ok(objects)
+    Ok(items)
 }
 
 /// Whether a value can be a cluster's object: a mapping naming its apiVersion, kind and

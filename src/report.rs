@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::pointer::At;
 use crate::rules::{lookup, Action, Finding};
 use crate::source::{each_document, each_document_from, parse_stream, Position, SourceDocument};
-use crate::subject::Subject;
+use crate::subject::{list_items, Subject};
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
 pub use json::render as render_json;
@@ -35,6 +35,9 @@ pub struct Entry {
     pub file: String,
     /// 0-based document index in the source.
     pub document: usize,
+    /// For an object of a list document, its index in the list's items (the finding's pointer
+    /// is then the item's own, and its line and column are in the list).
+    pub item: Option<usize>,
     /// Line and column of the finding's pointer.
     pub at: Position,
     /// The document's kind (or `schema` member), if it names one.
@@ -73,9 +76,9 @@ pub struct Report {
     pub entries: Vec<Entry>,
     /// Documents read.
     pub documents: usize,
-    /// Every document checked: file, index in the file, kind and name (for per-document
-    /// output such as JUnit test cases).
-    pub checked: Vec<(String, usize, Option<String>, Option<String>)>,
+    /// Every document checked, and every object of a list document (for per-document output
+    /// such as JUnit test cases).
+    pub checked: Vec<Checked>,
     /// What the run says besides findings (an exemption that expired), `file: text`.
     pub notes: Vec<String>,
     /// Inputs named to be checked that held no document (empty, or only comments, `---` and
@@ -91,6 +94,28 @@ pub struct Report {
     pub unjudged: Vec<Unjudged>,
 }
 
+/// A document checked (or an object of a list document): where it is and what it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The file.
+    pub file: String,
+    /// Its index in the file.
+    pub document: usize,
+    /// Its index in the items of the list document holding it.
+    pub item: Option<usize>,
+    /// Its kind (or `schema` member), if it names one.
+    pub kind: Option<String>,
+    /// Its name, if it has one.
+    pub name: Option<String>,
+}
+
+impl Checked {
+    /// A document that is not a list's, naming no kind and no name.
+    fn document(file: &str, document: usize) -> Checked {
+        Checked { file: file.to_string(), document, item: None, kind: None, name: None }
+    }
+}
+
 /// A document no rule concerns: where it is and what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unjudged {
@@ -98,6 +123,8 @@ pub struct Unjudged {
     pub file: String,
     /// Its index in the file.
     pub document: usize,
+    /// Its index in the items of the list document holding it.
+    pub item: Option<usize>,
     /// Its apiVersion.
     pub api_version: String,
     /// Its kind.
@@ -137,10 +164,10 @@ impl Report {
     /// `N document(s) checked: D denied (F findings), W warned (F findings), A audited`.
     /// A document counts where its loudest finding stands.
     pub fn summary(&self) -> String {
-        let mut loudest: std::collections::BTreeMap<(&str, usize), Action> =
+        let mut loudest: std::collections::BTreeMap<(&str, usize, Option<usize>), Action> =
             std::collections::BTreeMap::new();
         for e in &self.entries {
-            let at = loudest.entry((e.file.as_str(), e.document)).or_insert(e.finding.action);
+            let at = loudest.entry((e.file.as_str(), e.document, e.item)).or_insert(e.finding.action);
             if rank(e.finding.action) > rank(*at) {
                 *at = e.finding.action;
             }
@@ -227,7 +254,7 @@ pub fn check_values(
     }
     for doc in docs {
         report.documents += 1;
-        report.checked.push((name.to_string(), doc.index, None, None));
+        report.checked.push(Checked::document(name, doc.index));
         let at = crate::pointer::Location::default();
         for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
             let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
@@ -236,6 +263,7 @@ pub fn check_values(
                 report.entries.push(Entry {
                     file: name.into(),
                     document: doc.index,
+                    item: None,
                     at,
                     kind: None,
                     name: None,
@@ -271,6 +299,7 @@ pub fn check_profile(
                 report.entries.push(Entry {
                     file: name.into(),
                     document: doc.index,
+                    item: None,
                     at,
                     kind: Some("ClusterProfile".into()),
                     name: None,
@@ -327,6 +356,7 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
     report.entries.push(Entry {
         file: name.into(),
         document: e.documents_before,
+        item: None,
         at,
         kind: None,
         name: None,
@@ -340,12 +370,13 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
 /// start, and the run goes on with the other files.
 pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {
     report.documents += 1;
-    report.checked.push((name.to_string(), 0, None, None));
+    report.checked.push(Checked::document(name, 0));
     if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason.to_string())]) {
         let at = Position { line: 1, column: 1 };
         report.entries.push(Entry {
             file: name.to_string(),
             document: 0,
+            item: None,
             at,
             kind: None,
             name: None,
@@ -397,9 +428,16 @@ impl Base {
                     source.name, e.at.line, e.at.column, e.reason
                 ));
             }
-            for doc in read {
-                if let Some(id) = identity(&doc.value) {
-                    docs.insert(id, (source.name.clone(), doc.value));
+            for mut doc in read {
+                // A list's objects are paired one by one, as they are checked.
+                let objects = match list_items(&mut doc.value) {
+                    Some(Ok(items)) => items,
+                    _ => vec![doc.value],
+                };
+                for object in objects {
+                    if let Some(id) = identity(&object) {
+                        docs.insert(id, (source.name.clone(), object));
+                    }
                 }
             }
         }
@@ -478,7 +516,163 @@ fn unreadable(path: &std::path::Path) -> Option<String> {
 }
 
 /// What is said of an input that holds no document.
-const NO_DOCUMENT: &str = "holds no document (it is empty, or only comments, `---` and null documents)";
+const NO_DOCUMENT: &str =
+    "holds no document (it is empty, or only comments, `---`, null documents and lists of no items)";
+
+/// Where a finding is and what object it is about: what every entry of one object shares.
+struct Place {
+    file: String,
+    document: usize,
+    item: Option<usize>,
+    kind: Option<String>,
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+impl Place {
+    /// The place of an object: the `document`th of `file`, or an item of it; its kind (or
+    /// `schema`), name and namespace read from it.
+    fn of(file: &str, document: usize, item: Option<usize>, value: &serde_json::Value) -> Place {
+        let str_at = |p: &str| value.at(p).and_then(|v| v.as_str()).map(str::to_string);
+        Place {
+            file: file.to_string(),
+            document,
+            item,
+            kind: str_at("/kind").or_else(|| str_at("/schema")),
+            name: str_at("/metadata/name").or_else(|| str_at("/name")),
+            namespace: str_at("/metadata/namespace"),
+        }
+    }
+
+    /// A finding here, at `at` in the file.
+    fn entry(&self, at: Position, finding: Finding) -> Entry {
+        Entry {
+            file: self.file.clone(),
+            document: self.document,
+            item: self.item,
+            at,
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            finding,
+        }
+    }
+}
+
+/// One input's documents being judged into the report.
+struct Judging<'r> {
+    engine: &'r Engine,
+    cluster: &'r dyn ClusterView,
+    base: Option<&'r Base>,
+    report: &'r mut Report,
+    /// The identities of the objects judged, for finding what a complete base deleted.
+    seen: &'r mut std::collections::HashSet<String>,
+    file: &'r str,
+}
+
+impl Judging<'_> {
+    /// A document: judged itself, or, a list, each of its items as an object of its own.
+    fn document(&mut self, doc: SourceDocument) {
+        let SourceDocument { index, mut value, positions, mut duplicates } = doc;
+        match list_items(&mut value) {
+            None => self.object(index, None, value, &positions, duplicates),
+            Some(Ok(items)) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let under = format!("/items/{i}");
+                    let (own, rest) = duplicates.into_iter().partition(|d| {
+                        d.pointer.strip_prefix(&under).is_some_and(|p| p.is_empty() || p.starts_with('/'))
+                    });
+                    duplicates = rest;
+                    self.object(index, Some(i), item, &positions, own);
+                }
+                // A key the list itself repeats (outside its items) is the document's.
+                for d in duplicates {
+                    self.duplicate(&Place::of(self.file, index, None, &value), &d, "");
+                }
+            }
+            Some(Err(reason)) => {
+                // Items that are not a list cannot be judged: the document is unreadable.
+                self.report.documents += 1;
+                self.report.checked.push(Checked::document(self.file, index));
+                if let Some(f) = loader_finding(self.engine, "CVN-109", "/items", vec![("reason", reason)]) {
+                    let at = positions.locate(&f.pointer);
+                    self.report.entries.push(Place::of(self.file, index, None, &value).entry(at, f));
+                }
+            }
+        }
+    }
+
+    /// CVN-108 for a key repeated in one mapping, its pointer `prefix` taken off (an item's
+    /// findings point into the item).
+    fn duplicate(&mut self, place: &Place, d: &crate::source::DuplicateKey, prefix: &str) {
+        let pointer = d.pointer.strip_prefix(prefix).unwrap_or(&d.pointer);
+        let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
+        if let Some(f) = loader_finding(self.engine, "CVN-108", pointer, args) {
+            self.report.entries.push(place.entry(d.again, f));
+        }
+    }
+
+    /// One object — a document, or the `item`th of a list document — judged as the webhook
+    /// judges it: as an UPDATE of its previous version when the base holds one.
+    fn object(
+        &mut self,
+        index: usize,
+        item: Option<usize>,
+        value: serde_json::Value,
+        positions: &crate::source::Positions,
+        duplicates: Vec<crate::source::DuplicateKey>,
+    ) {
+        let report = &mut *self.report;
+        report.documents += 1;
+        self.seen.extend(identity(&value));
+        let place = Place::of(self.file, index, item, &value);
+        report.checked.push(Checked {
+            file: self.file.to_string(),
+            document: index,
+            item,
+            kind: place.kind.clone(),
+            name: place.name.clone(),
+        });
+        let prefix = item.map(|i| format!("/items/{i}")).unwrap_or_default();
+        for d in &duplicates {
+            self.duplicate(&place, d, &prefix);
+        }
+        let previous = self.base.and_then(|b| b.previous(&value));
+        let mut subject = Subject::from_document(value);
+        // The face reads the clock, so exemptions can expire; the engine never does.
+        subject.received_at = Some(std::time::SystemTime::now());
+        if let Some(previous) = previous {
+            subject.operation = crate::subject::Operation::Update;
+            subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
+        }
+        let verdict = self.engine.evaluate(&subject, self.cluster);
+        let report = &mut *self.report;
+        let file = self.file;
+        if verdict.family.is_none() && verdict.exempted.is_none() {
+            report.unjudged.push(Unjudged {
+                file: file.to_string(),
+                document: index,
+                item,
+                api_version: subject.gvk.api_version(),
+                kind: subject.gvk.kind.clone(),
+            });
+        }
+        report.notes.extend(verdict.expired.iter().map(|e| format!("{file}: {e}")));
+        for u in &verdict.unchecked {
+            let note = format!("{file}: {u}");
+            if !report.notes.contains(&note) {
+                report.notes.push(note);
+            }
+        }
+        let first = report.entries.len();
+        for f in verdict.findings {
+            let at = positions.locate(&format!("{prefix}{}", f.pointer));
+            report.entries.push(place.entry(at, f));
+        }
+        // A document's findings read top to bottom, as the file does.
+        report.entries[first..].sort_by_key(|e| e.at);
+    }
+}
 
 /// `check_with_base` over inputs read one at a time, each document judged as it is parsed
 /// and then dropped: memory follows the largest document, not the whole input.
@@ -511,60 +705,9 @@ pub fn check_each(
                 report.skipped.push((file.clone(), doc.index));
                 return;
             }
-            report.documents += 1;
-            seen.extend(identity(&doc.value));
-            let str_at = |p: &str| doc.value.at(p).and_then(|v| v.as_str()).map(str::to_string);
-            let kind = str_at("/kind").or_else(|| str_at("/schema"));
-            let name = str_at("/metadata/name").or_else(|| str_at("/name"));
-            let namespace = str_at("/metadata/namespace");
-            report.checked.push((file.clone(), doc.index, kind.clone(), name.clone()));
-            let entry = |finding: Finding, at: Position| Entry {
-                file: file.clone(),
-                document: doc.index,
-                at,
-                kind: kind.clone(),
-                name: name.clone(),
-                namespace: namespace.clone(),
-                finding,
-            };
-            for d in &doc.duplicates {
-                let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
-                if let Some(f) = loader_finding(engine, "CVN-108", &d.pointer, args) {
-                    report.entries.push(entry(f, d.again));
-                }
-            }
-            let previous = base.and_then(|b| b.previous(&doc.value));
-            let positions = doc.positions;
-            let mut subject = Subject::from_document(doc.value);
-            // The face reads the clock, so exemptions can expire; the engine never does.
-            subject.received_at = Some(std::time::SystemTime::now());
-            if let Some(previous) = previous {
-                subject.operation = crate::subject::Operation::Update;
-                subject.old_object = Some(crate::subject::Object::from_value(previous.clone()));
-            }
-            let verdict = engine.evaluate(&subject, cluster);
-            if verdict.family.is_none() && verdict.exempted.is_none() {
-                report.unjudged.push(Unjudged {
-                    file: file.clone(),
-                    document: doc.index,
-                    api_version: subject.gvk.api_version(),
-                    kind: subject.gvk.kind.clone(),
-                });
-            }
-            report.notes.extend(verdict.expired.iter().map(|e| format!("{}: {e}", file)));
-            for u in &verdict.unchecked {
-                let note = format!("{}: {u}", file);
-                if !report.notes.contains(&note) {
-                    report.notes.push(note);
-                }
-            }
-            let first = report.entries.len();
-            for f in verdict.findings {
-                let at = positions.locate(&f.pointer);
-                report.entries.push(entry(f, at));
-            }
-            // A document's findings read top to bottom, as the file does.
-            report.entries[first..].sort_by_key(|e| e.at);
+            let mut judging =
+                Judging { engine, cluster, base, report: &mut report, seen: &mut seen, file: &file };
+            judging.document(doc);
         };
         let syntax = match &input {
             Input::Read(source) => each_document(&source.text, judge),
@@ -606,6 +749,7 @@ pub fn check_each(
                 report.entries.push(Entry {
                     file: file.clone(),
                     document: 0,
+                    item: None,
                     at: Position { line: 1, column: 1 },
                     kind: str_at("/kind"),
                     name: str_at("/metadata/name"),

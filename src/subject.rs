@@ -276,6 +276,33 @@ impl Subject {
     }
 }
 
+/// The objects a list document holds, taken out of it: `None` when the document is not a
+/// list, else its items or, when they are not a sequence, what they are instead.
+///
+/// A list is a mapping whose kind ends in `List` and which has `items`: `kubectl get … -o yaml`
+/// writes `kind: List`, whose items each name their own kind, and the API answers a typed
+/// list (`kind: CustomResourceDefinitionList`), whose items name none. An item of a typed
+/// list that names no kind or apiVersion takes the list's, as the API server meant it.
+pub fn list_items(doc: &mut Value) -> Option<Result<Vec<Value>, String>> {
+    let members = doc.as_object_mut()?;
+    let kind = members.get("kind")?.as_str()?.to_string();
+    let of = kind.strip_suffix("List")?.to_string();
+    let items = members.remove("items")?;
+    let Value::Array(mut items) = items else {
+        let found = crate::strict::describe(&items);
+        members.insert("items".into(), items);
+        return Some(Err(format!("the items of a {kind} are {found}; expected a list of objects")));
+    };
+    let api_version = members.get("apiVersion").cloned().unwrap_or(Value::Null);
+    if !of.is_empty() {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            item.entry("kind").or_insert_with(|| of.clone().into());
+            item.entry("apiVersion").or_insert_with(|| api_version.clone());
+        }
+    }
+    Some(Ok(items))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

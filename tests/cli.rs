@@ -45,7 +45,7 @@ fn check_json_output_matches_the_golden_file_and_the_contract() {
     assert_eq!(got, expected);
     // The contract's members, every one of them, on every finding.
     let members = [
-        "rule", "slug", "severity", "action", "file", "document", "line", "column", "kind", "name",
+        "rule", "slug", "severity", "action", "file", "document", "item", "line", "column", "kind", "name",
         "pointer", "message", "help", "bump",
     ];
     for f in got["findings"].as_array().unwrap() {
@@ -205,7 +205,7 @@ fn documents_no_rule_concerns_are_said_in_the_summary() {
     assert_eq!(report["summary"]["unjudged"], 3);
     assert_eq!(
         report["unjudged"][0],
-        serde_json::json!({"file": manifests.display().to_string(), "document": 0, "apiVersion": "apps/v1", "kind": "Deployment"})
+        serde_json::json!({"file": manifests.display().to_string(), "document": 0, "item": null, "apiVersion": "apps/v1", "kind": "Deployment"})
     );
     // Every document judged: nothing more is said.
     let out = covenant().arg("check").arg("--config").arg(&config).arg(&good).assert().code(0);

@@ -22,8 +22,93 @@ fn rules_fixture(rule: &str, file: &str) -> PathBuf {
     common::fixtures().join("rules").join(rule).join(file)
 }
 
+/// `covenant check` under a config that enforces the evolution rules on every CRD.
+fn enforced() -> Command {
+    let mut c = covenant();
+    c.args(["check", "--config"]).arg(common::fixtures().join("cli/enforce.yaml"));
+    c
+}
+
 fn stdout(cmd: &mut Command, code: i32) -> String {
     String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
+}
+
+/// A CRD file as an item of a list document: its lines indented under `- `.
+fn as_item(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
+    lines.join("\n").replacen("  ", "- ", 1)
+}
+
+#[test]
+fn check_reads_a_list_document_as_its_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head) = (dir.path().join("base"), dir.path().join("head"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&head).unwrap();
+    // `kubectl get -o yaml` output: a ConfigMap and the CRD, before and after a tightening.
+    let configmap = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: settings}";
+    let list = |crd: &str| {
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n{configmap}\n{}\n",
+            as_item(&rules_fixture("CVN-205", crd))
+        )
+    };
+    std::fs::write(base.join("crds.yaml"), list("base.yaml")).unwrap();
+    let listed = list("input.yaml");
+    std::fs::write(head.join("crds.yaml"), &listed).unwrap();
+    // Each item judged as the object it is, paired with its previous version; the finding is
+    // at the tightened line of the file, and the ConfigMap is said to be unjudged.
+    let line = listed.lines().position(|l| l.contains("maxLength: 40")).unwrap() + 1;
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
+    assert!(text.contains(&format!("crds.yaml:{line}:")) && text.contains("error[CVN-205]"), "{text}");
+    assert!(text.contains("2 document(s) checked: 1 denied (1 finding)"), "{text}");
+    assert!(text.contains("1 of kinds no rule judges (v1 ConfigMap)"), "{text}");
+    // Unpaired, the CRD is new and nothing is tightened: no item is judged deleted either.
+    stdout(enforced().arg(&head), 0);
+    // JSON: the pointer is the item's own, and the item is named.
+    let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "json"]), 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!((finding["document"].as_u64(), finding["item"].as_u64()), (Some(0), Some(1)), "{finding}");
+    assert_eq!(finding["line"].as_u64(), Some(line as u64), "{finding}");
+    assert_eq!(finding["pointer"], "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/name");
+    assert_eq!(finding["name"], "widgets.example.com");
+    assert_eq!(report["unjudged"][0]["item"], 0);
+    // JUnit: a case per item.
+    let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "junit"]), 1);
+    assert!(
+        out.contains("name=\"ConfigMap settings (document 0, item 0)\"") && out.contains("<skipped"),
+        "{out}"
+    );
+    assert!(
+        out.contains("name=\"CustomResourceDefinition widgets.example.com (document 0, item 1)\""),
+        "{out}"
+    );
+    assert!(out.contains("tests=\"2\" failures=\"1\""), "{out}");
+    // The API's typed list: its items name no kind, and take the list's.
+    let typed = listed
+        .replace(
+            "apiVersion: v1\nkind: List",
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinitionList",
+        )
+        .replace("- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n", "- ")
+        .replace(configmap, "- metadata: {name: no-kind-of-its-own}")
+        .replace("-   metadata:", "- metadata:");
+    assert!(!typed.contains("  kind: CustomResourceDefinition\n"), "{typed}");
+    std::fs::write(head.join("crds.yaml"), &typed).unwrap();
+    let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
+    assert!(text.contains("error[CVN-205]") && text.contains("2 document(s) checked"), "{text}");
+    // A list of no items holds nothing to check; items that are not a list are a finding.
+    std::fs::write(head.join("crds.yaml"), "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
+    let out = enforced().arg(&head).assert().code(2).get_output().clone();
+    assert!(String::from_utf8(out.stdout).unwrap().contains("lists of no items"));
+    std::fs::write(head.join("crds.yaml"), "apiVersion: v1\nkind: List\nitems: {a: 1}\n").unwrap();
+    let text = stdout(enforced().arg(&head), 1);
+    assert!(
+        text.contains("crds.yaml:3:1: error[CVN-109] /items: the items of a List are a mapping"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -114,12 +199,6 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
         text.contains("warning[CVN-205]") && text.contains("advisory (CustomResourceDefinition not opted in"),
         "{text}"
     );
-    let enforce = common::fixtures().join("cli/enforce.yaml");
-    let enforced = || {
-        let mut c = covenant();
-        c.args(["check", "--config"]).arg(&enforce);
-        c
-    };
     let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
     assert!(text.contains("error[CVN-205]"), "{text}");
     assert!(text.contains("maxLength of \"spec.name\" changed from 63 to 40"), "{text}");

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::Report;
+use super::{Checked, Report};
 use crate::rules::{Action, CATALOG};
 
 fn level(action: Action) -> &'static str {
@@ -52,7 +52,7 @@ pub fn render_sarif(report: &Report) -> Value {
                     "artifactLocation": {"uri": e.file},
                     "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
                 "partialFingerprints": {"covenant/v1": f.fingerprint(), "covenant/object/v1": object_fingerprint(e)},
-                "properties": {"pointer": f.pointer, "document": e.document, "bump": f.bump},
+                "properties": {"pointer": f.pointer, "document": e.document, "item": e.item, "bump": f.bump},
             })
         })
         .collect();
@@ -102,32 +102,34 @@ pub fn render_junit(report: &Report) -> String {
     use std::collections::{BTreeMap, HashMap};
     let mut cases = String::new();
     let mut failures = 0;
-    // Each document's findings, found once (a run of many documents stays linear).
-    let mut by_document: BTreeMap<(&str, usize), Vec<&crate::report::Entry>> = BTreeMap::new();
+    // Each document's (or list item's) findings, found once (a run of many stays linear).
+    type At<'a> = (&'a str, usize, Option<usize>);
+    let mut by_document: BTreeMap<At<'_>, Vec<&crate::report::Entry>> = BTreeMap::new();
     for e in &report.entries {
-        by_document.entry((e.file.as_str(), e.document)).or_default().push(e);
+        by_document.entry((e.file.as_str(), e.document, e.item)).or_default().push(e);
     }
     // Every document checked, and every document that drew a finding without being checked
     // (one that did not parse): none is left out of the suite.
-    let mut documents: Vec<(String, usize, Option<String>, Option<String>)> = report.checked.clone();
-    let checked: std::collections::HashSet<(&str, usize)> =
-        report.checked.iter().map(|(f, i, _, _)| (f.as_str(), *i)).collect();
+    let mut documents: Vec<Checked> = report.checked.clone();
+    let checked: std::collections::HashSet<At<'_>> =
+        report.checked.iter().map(|c| (c.file.as_str(), c.document, c.item)).collect();
     for (at, entries) in &by_document {
         if !checked.contains(at) {
-            documents.push((at.0.to_string(), at.1, entries[0].kind.clone(), entries[0].name.clone()));
+            let (kind, name) = (entries[0].kind.clone(), entries[0].name.clone());
+            documents.push(Checked { file: at.0.to_string(), document: at.1, item: at.2, kind, name });
         }
     }
-    let unjudged: HashMap<(&str, usize), String> =
-        report.unjudged.iter().map(|u| ((u.file.as_str(), u.document), u.what())).collect();
+    let unjudged: HashMap<At<'_>, String> =
+        report.unjudged.iter().map(|u| ((u.file.as_str(), u.document, u.item), u.what())).collect();
     let n = documents.len();
-    for (file, index, kind, name) in &documents {
-        let of: &[&crate::report::Entry] =
-            by_document.get(&(file.as_str(), *index)).map(Vec::as_slice).unwrap_or_default();
+    for Checked { file, document, item, kind, name } in &documents {
+        let at = (file.as_str(), *document, *item);
+        let of: &[&crate::report::Entry] = by_document.get(&at).map(Vec::as_slice).unwrap_or_default();
+        let item = item.map(|i| format!(", item {i}")).unwrap_or_default();
         let title = format!(
-            "{} {} (document {})",
+            "{} {} (document {document}{item})",
             kind.as_deref().unwrap_or("document"),
             name.as_deref().unwrap_or("-"),
-            index
         );
         cases.push_str(&format!("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file), xml(&title)));
         let denied: Vec<_> = of.iter().filter(|e| e.finding.action == Action::Deny).collect();
@@ -158,7 +160,7 @@ pub fn render_junit(report: &Report) -> String {
         if !other.is_empty() {
             cases.push_str(&format!("      <system-out>{}</system-out>\n", xml(&other.join("\n"))));
         }
-        if let Some(what) = unjudged.get(&(file.as_str(), *index)) {
+        if let Some(what) = unjudged.get(&at) {
             cases.push_str(&format!(
                 "      <skipped message=\"{}\"/>\n",
                 xml(&format!("no rule concerns {what}"))

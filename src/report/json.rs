@@ -20,6 +20,7 @@ pub fn render(report: &Report) -> Value {
                 "action": f.action.as_str(),
                 "file": e.file,
                 "document": e.document,
+                "item": e.item,
                 "line": e.at.line,
                 "column": e.at.column,
                 "kind": e.kind,
@@ -37,7 +38,7 @@ pub fn render(report: &Report) -> Value {
         "findings": findings,
         "notes": report.all_notes().collect::<Vec<_>>(),
         "skipped": report.skipped.iter().map(|(file, document)| json!({"file": file, "document": document})).collect::<Vec<_>>(),
-        "unjudged": report.unjudged.iter().map(|u| json!({"file": u.file, "document": u.document, "apiVersion": u.api_version, "kind": u.kind})).collect::<Vec<_>>(),
+        "unjudged": report.unjudged.iter().map(|u| json!({"file": u.file, "document": u.document, "item": u.item, "apiVersion": u.api_version, "kind": u.kind})).collect::<Vec<_>>(),
         "summary": {
             "documents": report.documents,
             "denied": report.count(Action::Deny),
