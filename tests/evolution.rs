@@ -1093,7 +1093,7 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
 /// like any other, also across the move to per-version schemas. A CRD that names its version
 /// only in the deprecated `spec.version` gives that schema no version to belong to: it is
 /// said (the diff stops naming it, a check reports CVN-109 at its line), never passed as "no
-/// changes".
+/// changes"; and so is a CRD that lists no version at all.
 #[test]
 fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said() {
     let scratch = tempfile::tempdir().unwrap();
@@ -1144,4 +1144,29 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
     let out = stdout(covenant().arg("check").arg(&head).arg("--base").arg(&base), 0);
     assert!(out.contains("widgets.yaml:8:3: warning[CVN-109] /spec/validation"), "{out}");
     assert!(out.contains("neither read nor compared"), "{out}");
+    // No version at all (`spec.versions` misspelled, or empty): nothing would be read or
+    // compared, so it is said, in a check without a base too, and a diff stops naming it.
+    let misspelled = moved("integer").replace("  versions:", "  verzions:");
+    std::fs::write(head.join("widgets.yaml"), &misspelled).unwrap();
+    let out = stdout(covenant().arg("check").arg(&head), 0);
+    assert!(out.contains("warning[CVN-109] /spec/versions"), "{out}");
+    assert!(out.contains("no version is declared (there is no spec.versions)"), "{out}");
+    let out = stdout(enforced().arg(&head), 1);
+    assert!(out.contains("error[CVN-109] /spec/versions"), "{out}");
+    std::fs::write(
+        head.join("widgets.yaml"),
+        moved("integer").replace("  versions:\n  - name: v1", "  versions: []\n  old:\n  - name: v1"),
+    )
+    .unwrap();
+    let out = stdout(enforced().arg(&head), 1);
+    assert!(out.contains("(spec.versions is empty)"), "{out}");
+    std::fs::write(&old, moved("integer")).unwrap();
+    std::fs::write(&new, &misspelled).unwrap();
+    let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
+    let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("cannot be read at /spec/versions: no version is declared"), "{stderr}");
+    // A CRD with its versions listed draws no such finding.
+    std::fs::write(head.join("widgets.yaml"), moved("integer")).unwrap();
+    let out = stdout(enforced().arg(&head), 0);
+    assert!(!out.contains("CVN-109"), "{out}");
 }

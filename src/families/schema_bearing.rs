@@ -334,20 +334,36 @@ fn load_schemas<'a>(
     out
 }
 
-/// A schema no version takes: apiextensions.k8s.io/v1beta1's `spec.validation` in a CRD
-/// that names its one version in the deprecated `spec.version`, without `spec.versions`.
-/// Nothing in it is compared, so it is said (CVN-109 in a check, an error in a diff), never
-/// passed as a document without changes.
-fn unread_schema(doc: &Value, which: &str) -> Option<(String, String)> {
-    let versions = doc.at("/spec/versions").and_then(Value::as_array).map_or(0, Vec::len);
-    doc.at("/spec/validation").filter(|_| versions == 0).map(|_| {
+/// Schemas no version takes, said (CVN-109 in a check, an error in a diff) and never passed as
+/// a document without changes: apiextensions.k8s.io/v1beta1's `spec.validation` in a CRD that
+/// names its one version in the deprecated `spec.version`, without `spec.versions`; and, in
+/// the new document, no version at all (`spec.versions` missing, misspelled or empty), where
+/// nothing would be read or compared.
+fn unread_schema(doc: &Value, which: &str, new: bool) -> Option<(String, String)> {
+    let listed = doc.at("/spec/versions");
+    if listed.and_then(Value::as_array).is_some_and(|vs| !vs.is_empty()) {
+        return None;
+    }
+    if doc.at("/spec/validation").is_some() {
         let why = format!(
             "{which} under spec.validation (apiextensions.k8s.io/v1beta1) with no spec.versions \
              to apply it to, so it is neither read nor compared; list the versions under \
              spec.versions (the whole CRD's schema then applies to each that has none of its \
              own), or write each version's schema as apiextensions.k8s.io/v1 declares it"
         );
-        ("/spec/validation".to_string(), why)
+        return Some(("/spec/validation".to_string(), why));
+    }
+    let found = match listed {
+        None => "there is no spec.versions".to_string(),
+        Some(Value::Array(_)) => "spec.versions is empty".to_string(),
+        Some(other) => format!("spec.versions is {}", crate::strict::describe(other)),
+    };
+    new.then(|| {
+        let why = format!(
+            "no version is declared ({found}), so there is no schema to read or compare; \
+             expected spec.versions, a list of versions each with its name and schema"
+        );
+        ("/spec/versions".to_string(), why)
     })
 }
 
@@ -392,8 +408,8 @@ pub fn evolve_outlines_keeping(
     let old_schemas = load_schemas(&old_versions, keep, &mut loaded, &mut scratch, None);
     let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
     unreadable.extend(
-        unread_schema(new, "the schema is")
-            .or_else(|| unread_schema(old, "the schema before the update was")),
+        unread_schema(new, "the schema is", true)
+            .or_else(|| unread_schema(old, "the schema before the update was", false)),
     );
     let mut structural = Vec::new();
 
