@@ -33,6 +33,39 @@ fn stdout(cmd: &mut Command, code: i32) -> String {
     String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
 }
 
+#[test]
+fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
+    let (old, new) = (rules_fixture("CVN-205", "base.yaml"), rules_fixture("CVN-205", "input.yaml"));
+    let refused = "maxLength of \"spec.name\" changed from 63 to 40";
+    // `git show main:crd.yaml | covenant diff - crd.yaml`.
+    let text = stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(std::fs::read(&old).unwrap()), 1);
+    assert!(text.contains(refused), "{text}");
+    // `covenant diff <(git show main:crd.yaml) crd.yaml`: the shell hands over a pipe.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("old.yaml");
+    assert!(Process::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let writer = {
+        let (fifo, old) = (fifo.clone(), old.clone());
+        std::thread::spawn(move || std::fs::write(fifo, std::fs::read(old).unwrap()).unwrap())
+    };
+    let text = stdout(covenant().arg("diff").arg(&fifo).arg(&new), 1);
+    assert!(text.contains(refused), "{text}");
+    // Read whole, the writer is done; not joined, so a covenant that never opened the pipe
+    // fails the assertion above rather than hanging the test.
+    drop(writer);
+    // What is not one document is said as what it is.
+    let stderr = |args: &[&std::ffi::OsStr]| {
+        let out = covenant().arg("diff").args(args).assert().code(2).get_output().stderr.clone();
+        String::from_utf8(out).unwrap()
+    };
+    let err = stderr(&[old.as_os_str(), "/dev/null".as_ref()]);
+    assert!(err.contains("/dev/null: holds no document"), "{err}");
+    let err = stderr(&[old.as_os_str(), dir.path().as_os_str()]);
+    assert!(err.contains("is a directory; covenant diff compares two documents"), "{err}");
+    let err = stderr(&["-".as_ref(), "-".as_ref()]);
+    assert!(err.contains("not both"), "{err}");
+}
+
 /// A CRD file as an item of a list document: its lines indented under `- `.
 fn as_item(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();

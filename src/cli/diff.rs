@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::{load_config, read_documents};
+use super::load_config;
 use crate::cluster::OfflineCluster;
 use crate::families::schema_bearing::Outline;
 use crate::schema::openapi::Keep;
@@ -27,9 +27,9 @@ pub enum DiffOutput {
 /// `covenant diff`
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The old version: a file; with --context, the construct's logical name.
+    /// The old version: a file (`-` for stdin); with --context, the construct's logical name.
     pub old: PathBuf,
-    /// The new version: a file; with --context, the version to compare from.
+    /// The new version: a file (`-` for stdin); with --context, the version to compare from.
     pub new: PathBuf,
     /// With --context: the version to compare to.
     pub to: Option<String>,
@@ -54,29 +54,42 @@ enum Compared {
 }
 
 impl Compared {
+    /// The one document of a file, a pipe (`<(git show main:crd.yaml)`) or stdin (`-`).
     fn read(path: &Path) -> anyhow::Result<Compared> {
-        if path.is_file() {
-            let mut text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            if text.starts_with('\u{feff}') {
-                text.drain(..'\u{feff}'.len_utf8());
-            }
-            if text.trim_start().starts_with('{') {
-                // The YAML reader refuses a repeated key; so does JSON read this way. Text that
-                // is not JSON (a YAML flow mapping) is read as YAML below.
-                match crate::source::refuse_repeated_keys(&text) {
-                    Ok(()) => return Ok(Compared::Text(text)),
-                    Err(e) if e.classify() == serde_json::error::Category::Data => {
-                        bail!("{}: {e}", path.display())
-                    }
-                    Err(_) => {}
-                }
+        let name = path.display();
+        if path.is_dir() {
+            bail!(
+                "{name} is a directory; covenant diff compares two documents, each in a file (to \
+                 compare directories, run covenant check NEW_DIR --base OLD_DIR)"
+            );
+        }
+        let mut text = if path == Path::new("-") {
+            std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?
+        } else {
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?
+        };
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        if text.trim_start().starts_with('{') {
+            // The YAML reader refuses a repeated key; so does JSON read this way. Text that
+            // is not JSON (a YAML flow mapping) is read as YAML below.
+            match crate::source::refuse_repeated_keys(&text) {
+                Ok(()) => return Ok(Compared::Text(text)),
+                Err(e) if e.classify() == serde_json::error::Category::Data => bail!("{name}: {e}"),
+                Err(_) => {}
             }
         }
-        let docs = read_documents(path)?;
+        let (docs, syntax) = crate::source::parse_stream(&text);
+        if let Some(e) = syntax {
+            bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
+        }
         match <[_; 1]>::try_from(docs) {
-            Ok([(_, doc)]) => Ok(Compared::Tree(doc)),
-            Err(docs) => bail!("{}: expected one document, found {}", path.display(), docs.len()),
+            Ok([doc]) => Ok(Compared::Tree(doc.value)),
+            Err(docs) if docs.is_empty() => {
+                bail!("{name}: holds no document (it is empty, or only comments and `---`); expected one")
+            }
+            Err(docs) => bail!("{name}: expected one document, found {}", docs.len()),
         }
     }
 
@@ -97,6 +110,9 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         None => {
             if args.to.is_some() {
                 bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
+            }
+            if args.old == Path::new("-") && args.new == Path::new("-") {
+                bail!("covenant diff reads one of OLD and NEW from stdin (`-`), not both");
             }
             (Compared::read(&args.old)?, Compared::read(&args.new)?)
         }
