@@ -87,9 +87,11 @@ impl Health {
         *self.error.write().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
+    /// The error is written before the watch is marked down, so whoever finds it down finds
+    /// why (the other way round, a lookup in between was told it had not listed yet).
     fn failed(&self, e: &dyn std::fmt::Display) {
-        self.up.store(false, Ordering::SeqCst);
         *self.error.write().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        self.up.store(false, Ordering::SeqCst);
     }
 }
 
