@@ -28,6 +28,16 @@ pub struct Source {
     pub text: String,
 }
 
+/// A list serialized one element at a time, each turned into JSON as it is written and then
+/// dropped: an answer of many findings is never built whole before it is written.
+pub struct Each<'a, T>(pub &'a [T], pub fn(&T) -> serde_json::Value);
+
+impl<T> serde::Serialize for Each<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(self.1))
+    }
+}
+
 /// One finding with where it was found.
 #[derive(Clone, Debug)]
 pub struct Entry {

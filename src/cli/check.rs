@@ -256,8 +256,8 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     match args.output {
         CheckOutput::Text => print!("{}", crate::report::render_text(&report)),
-        CheckOutput::Json => println!("{}", crate::report::render_json(&report)),
-        CheckOutput::Sarif => println!("{:#}", crate::report::render_sarif(&report)),
+        CheckOutput::Json => write_json(&crate::report::render_json(&report), false)?,
+        CheckOutput::Sarif => write_json(&crate::report::render_sarif(&report), true)?,
         CheckOutput::Junit => print!("{}", crate::report::render_junit(&report)),
         CheckOutput::Github => print!("{}", crate::report::render_github(&report)),
     }
@@ -324,4 +324,17 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
 fn base_of(docs: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
     crate::report::Base::from_sources(docs)
         .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))
+}
+
+/// A JSON answer written to stdout as it is serialized, and a newline after it.
+fn write_json(answer: &impl serde::Serialize, pretty: bool) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if pretty {
+        serde_json::to_writer_pretty(&mut out, answer)?;
+    } else {
+        serde_json::to_writer(&mut out, answer)?;
+    }
+    writeln!(out)?;
+    out.flush().context("cannot write to stdout")
 }

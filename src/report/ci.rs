@@ -4,9 +4,10 @@
 //! findings recorded by rule id and fingerprint (never message text), so a repository can
 //! adopt covenant gradually.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{Checked, Report};
+use super::{Checked, Each, Entry, Report};
 use crate::rules::{Action, CATALOG};
 
 fn level(action: Action) -> &'static str {
@@ -17,8 +18,9 @@ fn level(action: Action) -> &'static str {
     }
 }
 
-/// SARIF 2.1.0: every catalogue rule as `tool.driver.rules`, every finding as a result.
-pub fn render_sarif(report: &Report) -> Value {
+/// SARIF 2.1.0: every catalogue rule as `tool.driver.rules`, every finding as a result,
+/// written as it is serialized (each result built and dropped in turn).
+pub fn render_sarif(report: &Report) -> impl Serialize + '_ {
     let rules: Vec<Value> = CATALOG
         .iter()
         .map(|r| {
@@ -33,41 +35,49 @@ pub fn render_sarif(report: &Report) -> Value {
             })
         })
         .collect();
-    let results: Vec<Value> = report
-        .entries
-        .iter()
-        .map(|e| {
-            let f = &e.finding;
-            let index = CATALOG.iter().position(|r| r.id == f.rule.id).unwrap_or(0);
-            let mut text = f.message.clone();
-            if let Some(help) = &f.help {
-                text.push_str(&format!(" ({help})"));
-            }
-            json!({
-                "ruleId": f.rule.id,
-                "ruleIndex": index,
-                "level": level(f.action),
-                "message": {"text": text},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": e.file},
-                    "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
-                "partialFingerprints": {"covenant/v1": f.fingerprint(), "covenant/object/v1": object_fingerprint(e)},
-                "properties": {"pointer": f.pointer, "document": e.document, "item": e.item, "bump": f.bump},
-            })
-        })
-        .collect();
+    #[derive(Serialize)]
+    struct Sarif<'a> {
+        #[serde(rename = "$schema")]
+        schema: &'static str,
+        runs: [Run<'a>; 1],
+        version: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Run<'a> {
+        results: Each<'a, Entry>,
+        tool: Value,
+    }
+    let tool = json!({"driver": {
+        "name": "covenant",
+        "version": env!("CARGO_PKG_VERSION"),
+        "informationUri": "https://covenant.dev",
+        "rules": rules,
+    }});
+    Sarif {
+        schema: "https://json.schemastore.org/sarif-2.1.0.json",
+        runs: [Run { results: Each(&report.entries, result), tool }],
+        version: "2.1.0",
+    }
+}
+
+/// One finding as a SARIF result.
+fn result(e: &Entry) -> Value {
+    let f = &e.finding;
+    let index = CATALOG.iter().position(|r| r.id == f.rule.id).unwrap_or(0);
+    let mut text = f.message.clone();
+    if let Some(help) = &f.help {
+        text.push_str(&format!(" ({help})"));
+    }
     json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "covenant",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://covenant.dev",
-                "rules": rules,
-            }},
-            "results": results,
-        }],
+        "ruleId": f.rule.id,
+        "ruleIndex": index,
+        "level": level(f.action),
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": e.file},
+            "region": {"startLine": e.at.line.max(1), "startColumn": e.at.column.max(1)}}}],
+        "partialFingerprints": {"covenant/v1": f.fingerprint(), "covenant/object/v1": object_fingerprint(e)},
+        "properties": {"pointer": f.pointer, "document": e.document, "item": e.item, "bump": f.bump},
     })
 }
 
