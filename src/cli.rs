@@ -185,6 +185,16 @@ fn load_cluster(context: Option<&PathBuf>) -> anyhow::Result<Arc<dyn ClusterView
 /// Every document of the YAML/JSON files under `path`, each with its file name; a file that
 /// does not parse is an input error.
 fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
+    let files = read_files(path)?;
+    Ok(files
+        .into_iter()
+        .flat_map(|(name, docs)| docs.into_iter().map(move |d| (name.clone(), d.value)))
+        .collect())
+}
+
+/// Every document file at `path` (a file, or a directory's files), each read and parsed once,
+/// with its documents' positions; a file that is not YAML stops the read, named with where.
+fn read_files(path: &Path) -> anyhow::Result<Vec<(String, Vec<crate::source::SourceDocument>)>> {
     let files = crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
     if files.is_empty() {
         bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
@@ -197,7 +207,7 @@ fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)
         if let Some(e) = syntax {
             bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
         }
-        out.extend(docs.into_iter().map(|d| (name.clone(), d.value)));
+        out.push((name, docs));
     }
     Ok(out)
 }

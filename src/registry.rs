@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::pointer::Location;
 use crate::schema::{property, Schema};
-use crate::source::{parse_stream, Positions};
+use crate::source::{parse_stream, Positions, SourceDocument};
 use crate::strict::{self, Problem};
 
 /// The built-in registries, embedded in the binary.
@@ -307,11 +307,17 @@ impl Registry {
     /// Add the registry documents in a text. A later entry for a schema replaces an
     /// earlier one, so a user registry can declare the members of a built-in schema.
     pub fn add_text(&mut self, name: &str, text: &str) -> Result<(), Error> {
-        let invalid = |problems| Error::Invalid { path: name.to_string(), problems };
         let (docs, syntax) = parse_stream(text);
         if let Some(e) = syntax {
-            return Err(invalid(vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }]));
+            let problems = vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }];
+            return Err(Error::Invalid { path: name.to_string(), problems });
         }
+        self.add_documents(name, docs)
+    }
+
+    /// Add registry documents already read from the file `name`.
+    pub fn add_documents(&mut self, name: &str, docs: Vec<SourceDocument>) -> Result<(), Error> {
+        let invalid = |problems| Error::Invalid { path: name.to_string(), problems };
         let mut problems = Vec::new();
         for doc in docs {
             for d in &doc.duplicates {

@@ -245,17 +245,26 @@ fn check_takes_registry_and_dialect_flags() {
         registry("  - {name: backup.v3, category: trait, tier: terminal}\n"),
     )
     .unwrap();
-    let out = assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .current_dir(dir.path())
-        .args(["check", "--dialect", "acme.yaml", "--registry", "next.yaml"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let denied = |registry: &str| {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .current_dir(dir.path())
+            .args(["check", "--dialect", "acme.yaml", "--registry", registry])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let out = denied("next.yaml");
     assert!(out.contains("next.yaml:5:6: error[CVN-302]"), "{out}");
+    // A directory of registries: each file joins, and is checked with the rest.
+    std::fs::create_dir(dir.path().join("registries")).unwrap();
+    std::fs::rename(dir.path().join("next.yaml"), dir.path().join("registries/next.yaml")).unwrap();
+    let out = denied("registries");
+    assert!(out.contains("registries/next.yaml:5:6: error[CVN-302]"), "{out}");
+    std::fs::rename(dir.path().join("registries/next.yaml"), dir.path().join("next.yaml")).unwrap();
     // The wrong kind behind a flag is an input error.
     assert_cmd::Command::cargo_bin("covenant")
         .unwrap()

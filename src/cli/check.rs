@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::{load_cluster, load_config, read_documents};
+use super::{load_cluster, load_config, read_documents, read_files};
 use crate::engine::Engine;
 use crate::families::launcher::Inputs;
 use crate::report::Input;
@@ -86,13 +86,14 @@ pub struct CheckArgs {
     /// fixed files.
     #[arg(long)]
     pub fix: bool,
-    /// A `kind: Registry` file (repeatable): its types join the namespace Applications are
-    /// checked against, and the file itself is checked against the type-name covenant.
-    #[arg(long = "registry", value_name = "FILE")]
+    /// A `kind: Registry` file, or a directory of them (repeatable): its types join the
+    /// namespace Applications are checked against, and the file itself is checked against the
+    /// type-name covenant.
+    #[arg(long = "registry", value_name = "PATH")]
     pub registries: Vec<PathBuf>,
-    /// A `kind: Dialect` declaration (repeatable): its reserved, shadowed and custom types
-    /// join the namespace, and the declaration itself is checked.
-    #[arg(long = "dialect", value_name = "FILE")]
+    /// A `kind: Dialect` declaration, or a directory of them (repeatable): its reserved,
+    /// shadowed and custom types join the namespace, and the declaration itself is checked.
+    #[arg(long = "dialect", value_name = "PATH")]
     pub dialects: Vec<PathBuf>,
 }
 
@@ -129,16 +130,20 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for (path, kind) in
         args.registries.iter().map(|p| (p, "Registry")).chain(args.dialects.iter().map(|p| (p, "Dialect")))
     {
-        for (name, doc) in read_documents(path)? {
-            let found = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or("(none)");
-            if found != kind {
-                bail!(
-                    "{name}: --{} expects kind: {kind} documents, found kind {found}",
-                    kind.to_ascii_lowercase()
-                );
+        // Each file read and parsed once here (it is checked as a document later, with the
+        // rest): a directory's files each join.
+        for (name, docs) in read_files(path)? {
+            for doc in &docs {
+                let found = doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or("(none)");
+                if found != kind {
+                    bail!(
+                        "{name}: --{} expects kind: {kind} documents, found kind {found}",
+                        kind.to_ascii_lowercase()
+                    );
+                }
             }
+            config.registry.add_documents(&name, docs)?;
         }
-        config.registry.add_file(path)?;
         declaration_files.push(path.clone());
     }
     let inputs = launcher_inputs(&args)?;
