@@ -584,9 +584,11 @@ impl Judging<'_> {
     /// A document: judged itself, or, a list, each of its items as an object of its own.
     fn document(&mut self, doc: SourceDocument) {
         let SourceDocument { index, mut value, positions, mut duplicates } = doc;
-        match list_items(&mut value) {
-            None => self.object(index, None, value, &positions, duplicates),
-            Some(Ok(items)) => {
+        let Some(items) = list_items(&mut value) else {
+            return self.object(index, None, value, &positions, duplicates);
+        };
+        match items {
+            Ok(items) => {
                 for (i, item) in items.into_iter().enumerate() {
                     let under = format!("/items/{i}");
                     let (own, rest) = duplicates.into_iter().partition(|d| {
@@ -595,12 +597,8 @@ impl Judging<'_> {
                     duplicates = rest;
                     self.object(index, Some(i), item, &positions, own);
                 }
-                // A key the list itself repeats (outside its items) is the document's.
-                for d in duplicates {
-                    self.duplicate(&Place::of(self.file, index, None, &value), &d, "");
-                }
             }
-            Some(Err(reason)) => {
+            Err(reason) => {
                 // Items that are not a list cannot be judged: the document is unreadable.
                 self.report.documents += 1;
                 self.report.checked.push(Checked::document(self.file, index));
@@ -608,6 +606,14 @@ impl Judging<'_> {
                     let at = positions.locate(&f.pointer);
                     self.report.entries.push(Place::of(self.file, index, None, &value).entry(at, f));
                 }
+            }
+        }
+        // A key the list itself repeats (outside its items, or in items that cannot be read)
+        // is the document's.
+        if !duplicates.is_empty() {
+            let list = Place::of(self.file, index, None, &value);
+            for d in &duplicates {
+                self.duplicate(&list, d, "");
             }
         }
     }

@@ -142,6 +142,11 @@ fn check_reads_a_list_document_as_its_items() {
         text.contains("crds.yaml:3:1: error[CVN-109] /items: the items of a List are a mapping"),
         "{text}"
     );
+    // A key the list repeats is said beside them, never dropped with the items.
+    std::fs::write(head.join("crds.yaml"), "apiVersion: v1\nkind: List\nkind: List\nitems: {a: 1}\n")
+        .unwrap();
+    let text = stdout(enforced().arg(&head), 1);
+    assert!(text.contains("crds.yaml:3:1: error[CVN-108] /kind"), "{text}");
 }
 
 #[test]
