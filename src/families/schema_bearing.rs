@@ -338,13 +338,14 @@ fn load_schemas<'a>(
 /// a document without changes: apiextensions.k8s.io/v1beta1's `spec.validation` in a CRD that
 /// names its one version in the deprecated `spec.version`, without `spec.versions`; and, in
 /// the new document, no version at all (`spec.versions` missing, misspelled or empty), where
-/// nothing would be read or compared.
-fn unread_schema(doc: &Value, which: &str, new: bool) -> Option<(String, String)> {
+/// nothing would be read or compared. `new` says which of the two documents `doc` is.
+fn unread_schema(doc: &Value, new: bool) -> Option<(String, String)> {
     let listed = doc.at("/spec/versions");
     if listed.and_then(Value::as_array).is_some_and(|vs| !vs.is_empty()) {
         return None;
     }
     if doc.at("/spec/validation").is_some() {
+        let which = if new { "the schema is" } else { "the schema before the update was" };
         let why = format!(
             "{which} under spec.validation (apiextensions.k8s.io/v1beta1) with no spec.versions \
              to apply it to, so it is neither read nor compared; list the versions under \
@@ -353,18 +354,19 @@ fn unread_schema(doc: &Value, which: &str, new: bool) -> Option<(String, String)
         );
         return Some(("/spec/validation".to_string(), why));
     }
+    if !new {
+        return None;
+    }
     let found = match listed {
         None => "there is no spec.versions".to_string(),
         Some(Value::Array(_)) => "spec.versions is empty".to_string(),
         Some(other) => format!("spec.versions is {}", crate::strict::describe(other)),
     };
-    new.then(|| {
-        let why = format!(
-            "no version is declared ({found}), so there is no schema to read or compare; \
-             expected spec.versions, a list of versions each with its name and schema"
-        );
-        ("/spec/versions".to_string(), why)
-    })
+    let why = format!(
+        "no version is declared ({found}), so there is no schema to read or compare; \
+         expected spec.versions, a list of versions each with its name and schema"
+    );
+    Some(("/spec/versions".to_string(), why))
 }
 
 fn text(doc: &Value, pointer: &str) -> String {
@@ -407,10 +409,7 @@ pub fn evolve_outlines_keeping(
     let mut loaded = Loaded::new();
     let old_schemas = load_schemas(&old_versions, keep, &mut loaded, &mut scratch, None);
     let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
-    unreadable.extend(
-        unread_schema(new, "the schema is", true)
-            .or_else(|| unread_schema(old, "the schema before the update was", false)),
-    );
+    unreadable.extend(unread_schema(new, true).or_else(|| unread_schema(old, false)));
     let mut structural = Vec::new();
 
     // Identity.
