@@ -192,6 +192,16 @@ fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)
         .collect())
 }
 
+/// The documents of the text of `name`; text that is not YAML is an input error naming the
+/// file and where it stops.
+fn parse_documents(name: &str, text: &str) -> anyhow::Result<Vec<crate::source::SourceDocument>> {
+    let (docs, syntax) = crate::source::parse_stream(text);
+    if let Some(e) = syntax {
+        bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
+    }
+    Ok(docs)
+}
+
 /// Every document file at `path` (a file, or a directory's files), each read and parsed once,
 /// with its documents' positions; a file that is not YAML stops the read, named with where.
 fn read_files(path: &Path) -> anyhow::Result<Vec<(String, Vec<crate::source::SourceDocument>)>> {
@@ -203,10 +213,7 @@ fn read_files(path: &Path) -> anyhow::Result<Vec<(String, Vec<crate::source::Sou
     for file in files {
         let name = file.display().to_string();
         let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {name}"))?;
-        let (docs, syntax) = crate::source::parse_stream(&text);
-        if let Some(e) = syntax {
-            bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
-        }
+        let docs = parse_documents(&name, &text)?;
         out.push((name, docs));
     }
     Ok(out)

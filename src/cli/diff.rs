@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::load_config;
+use super::{load_config, parse_documents};
 use crate::cluster::OfflineCluster;
 use crate::families::schema_bearing::Outline;
 use crate::schema::openapi::Keep;
@@ -80,11 +80,7 @@ impl Compared {
                 Err(_) => {}
             }
         }
-        let (docs, syntax) = crate::source::parse_stream(&text);
-        if let Some(e) = syntax {
-            bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
-        }
-        match <[_; 1]>::try_from(docs) {
+        match <[_; 1]>::try_from(parse_documents(&name.to_string(), &text)?) {
             Ok([doc]) => Ok(Compared::Tree(doc.value)),
             Err(docs) if docs.is_empty() => {
                 bail!("{name}: holds no document (it is empty, or only comments and `---`); expected one")
