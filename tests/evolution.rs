@@ -66,11 +66,6 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     assert!(err.contains("not both"), "{err}");
 }
 
-/// A document as an item of a list document: its lines indented under `- `.
-fn as_item(doc: &str) -> String {
-    doc.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n").replacen("  ", "- ", 1)
-}
-
 #[test]
 fn check_reads_a_list_document_as_its_items() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,7 +77,7 @@ fn check_reads_a_list_document_as_its_items() {
     let list = |crd: &str| {
         format!(
             "apiVersion: v1\nkind: List\nitems:\n{configmap}\n{}\n",
-            as_item(&std::fs::read_to_string(rules_fixture("CVN-205", crd)).unwrap())
+            common::as_item(&std::fs::read_to_string(rules_fixture("CVN-205", crd)).unwrap())
         )
     };
     std::fs::write(base.join("crds.yaml"), list("base.yaml")).unwrap();
@@ -264,7 +259,7 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     let widgets: Vec<&str> = objects.split("---").map(str::trim).collect();
     let listed = dir.path().join("listed");
     std::fs::create_dir_all(&listed).unwrap();
-    let items: Vec<String> = widgets.iter().map(|w| as_item(w)).collect();
+    let items: Vec<String> = widgets.iter().map(|w| common::as_item(w)).collect();
     std::fs::write(
         listed.join("w.yaml"),
         format!("apiVersion: v1\nkind: List\nitems:\n{}\n", items.join("\n")),
@@ -275,7 +270,7 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     let typed: Vec<String> = widgets
         .iter()
         .map(|w| {
-            as_item(
+            common::as_item(
                 &w.lines()
                     .filter(|l| !l.starts_with("apiVersion") && !l.starts_with("kind"))
                     .collect::<Vec<_>>()

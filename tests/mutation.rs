@@ -287,6 +287,52 @@ fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
     assert!(String::from_utf8(out).unwrap().contains("--fix edits YAML files"));
 }
 
+/// A list document (`kubectl get -o yaml`) is fixed item by item: each item gets what the
+/// webhook's patch gives it, and an item nothing stamps is left as it was.
+#[test]
+fn check_fix_stamps_the_items_of_a_list_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(
+        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
+    )
+    .unwrap();
+    let versioned = sample.replacen(
+        "metadata:\n  name: service\n  annotations:\n",
+        "metadata:\n  name: service-v1\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
+        1,
+    );
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings";
+    let original = format!(
+        "apiVersion: v1\nkind: List\nitems:\n{}\n{}\n",
+        common::as_item(configmap),
+        common::as_item(&versioned)
+    );
+    let file = dir.path().join("list.yaml");
+    std::fs::write(&file, &original).unwrap();
+    let run = || {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["check", "--fix"])
+            .arg(&file)
+            .assert()
+            .success()
+            .get_output()
+            .stderr
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(run().contains("into 1 file(s)"));
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    let engine = Engine::new(&enabled());
+    let doc = covenant::source::parse_stream(&versioned).0.remove(0).value;
+    let m = engine.mutate(&subject(&doc), &EmptyCluster);
+    assert!(!m.ops.is_empty());
+    let list = covenant::source::parse_stream(&fixed).0.remove(0).value;
+    assert_eq!(list["items"][1], apply(&doc, &m.ops), "{fixed}");
+    assert_eq!(list["items"][0], covenant::source::parse_stream(configmap).0.remove(0).value);
+    assert!(run().contains("into 0 file(s)"));
+}
+
 #[test]
 fn the_release_labels_are_configurable() {
     let text = format!("{ENABLED}mutation:\n  releaseNameLabel: platform.example.com/release\n  releaseNamespaceLabel: platform.example.com/release-namespace\n");

@@ -75,22 +75,38 @@ pub fn fix_text(
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut splices = Vec::new();
     for doc in docs {
-        let m = engine.mutate(&Subject::from_document(doc.value.clone()), cluster);
-        if m.ops.is_empty() {
-            continue;
-        }
-        if file.ends_with(".json") {
-            return Err(err(
-                "--fix edits YAML files; a JSON file would be rewritten whole, so it is left alone".into(),
-            ));
-        }
-        // The webhook's ops build on each other (the first adds `annotations`, the next adds
-        // a key to it); the text only has the original, so edit by what differs from it.
-        let Some(patched) = &m.patched else { continue };
-        let mut edits = Vec::new();
-        differences(&doc.value, patched, &mut Vec::new(), &mut edits);
-        for (tokens, op) in edits {
-            splices.push(splice(&tokens, &op, &doc.positions, &lines).map_err(&err)?);
+        // A list document (`kubectl get -o yaml`) is fixed item by item, as `check` judges it;
+        // items that are not a list are `check`'s to report.
+        let mut list = doc.value.clone();
+        let objects: Vec<(Vec<String>, Value)> = match crate::subject::list_items(&mut list) {
+            None => vec![(Vec::new(), doc.value.clone())],
+            Some(Ok(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| (vec!["items".into(), i.to_string()], item))
+                .collect(),
+            Some(Err(_)) => continue,
+        };
+        for (mut at, object) in objects {
+            let m = engine.mutate(&Subject::from_document(object.clone()), cluster);
+            if m.ops.is_empty() {
+                continue;
+            }
+            if file.ends_with(".json") {
+                return Err(err(
+                    "--fix edits YAML files; a JSON file would be rewritten whole, so it is left alone"
+                        .into(),
+                ));
+            }
+            // The webhook's ops build on each other (the first adds `annotations`, the next
+            // adds a key to it); the text only has the original, so edit by what differs
+            // from it.
+            let Some(patched) = &m.patched else { continue };
+            let mut edits = Vec::new();
+            differences(&object, patched, &mut at, &mut edits);
+            for (tokens, op) in edits {
+                splices.push(splice(&tokens, &op, &doc.positions, &lines).map_err(&err)?);
+            }
         }
     }
     if splices.is_empty() {

@@ -260,3 +260,8 @@ pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
     };
     check_with_base(&engine, cluster.as_ref(), &[Source { name: "input.yaml".into(), text }], base.as_ref())
 }
+
+/// A document as an item of a list document: its lines indented under `- `.
+pub fn as_item(doc: &str) -> String {
+    doc.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n").replacen("  ", "- ", 1)
+}
