@@ -760,18 +760,11 @@ pub fn check_each(
             let mut subject = Subject::from_document(old.clone());
             subject.operation = crate::subject::Operation::Delete;
             subject.old_object = subject.object.take();
-            let str_at = |p: &str| old.at(p).and_then(|v| v.as_str()).map(str::to_string);
+            // Named as the document was when it was judged (its schema and name for a
+            // versioned document that names no kind), at the top of the file it was in.
+            let place = Place::of(file, 0, None, old);
             for finding in engine.evaluate(&subject, cluster).findings {
-                report.entries.push(Entry {
-                    file: file.clone(),
-                    document: 0,
-                    item: None,
-                    at: Position { line: 1, column: 1 },
-                    kind: str_at("/kind"),
-                    name: str_at("/metadata/name"),
-                    namespace: str_at("/metadata/namespace"),
-                    finding,
-                });
+                report.entries.push(place.entry(Position { line: 1, column: 1 }, finding));
             }
         }
     }

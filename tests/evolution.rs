@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn covenant() -> Command {
     Command::cargo_bin("covenant").unwrap()
@@ -454,6 +454,24 @@ fn check_with_a_base_git_ref_judges_deleted_files_as_deletions() {
     let text = stdout(covenant().current_dir(repo).args(args).args(["--context", &fixture("context")]), 0);
     assert!(text.contains("main-before:types/ruby-service-v1.yaml"), "{text}");
     assert!(text.contains("warning[CVN-410]") && text.contains("bakery/bakery-web"), "{text}");
+    // In JSON the deletion names the document it was, at the top of its file at the ref.
+    let json = stdout(
+        covenant().current_dir(repo).args(args).args(["--context", &fixture("context"), "--output", "json"]),
+        0,
+    );
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let deleted = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "CVN-410")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(deleted["file"], "main-before:types/ruby-service-v1.yaml", "{deleted}");
+    assert_eq!(
+        (&deleted["kind"], &deleted["name"], &deleted["line"]),
+        (&json!("ClusterComponentType"), &json!("ruby-service-v1"), &json!(1)),
+        "{deleted}"
+    );
     // Checking a path the ref does not hold at all: nothing there was deleted.
     std::fs::create_dir_all(repo.join("fresh")).unwrap();
     std::fs::copy(rules_fixture("CVN-410", "input.yaml"), repo.join("fresh/ruby-service-v2.yaml")).unwrap();
