@@ -297,11 +297,24 @@ impl Registry {
         Ok(r)
     }
 
-    /// Add the registry documents in a file.
+    /// Add the registry documents in a file, or in every `*.yaml`, `*.yml` and `*.json` file
+    /// under a directory (in name order). A directory that holds none is an error: a
+    /// registry named and never read would leave its names out of the namespace unsaid.
     pub fn add_file(&mut self, path: &Path) -> Result<(), Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Read { path: path.display().to_string(), source })?;
-        self.add_text(&path.display().to_string(), &text)
+        let read = |path: &Path, source| Error::Read { path: path.display().to_string(), source };
+        let files = crate::source::discover(path).map_err(|e| read(path, e))?;
+        if files.is_empty() {
+            let none = std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the directory holds no *.yaml, *.yml or *.json file",
+            );
+            return Err(read(path, none));
+        }
+        for file in files {
+            let text = std::fs::read_to_string(&file).map_err(|e| read(&file, e))?;
+            self.add_text(&file.display().to_string(), &text)?;
+        }
+        Ok(())
     }
 
     /// Add the registry documents in a text. A later entry for a schema replaces an

@@ -8,6 +8,7 @@ mod common;
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
 use covenant::engine::Engine;
+use covenant::registry::TypeCategory;
 use covenant::report::{check, Source};
 use serde_json::{json, Value};
 
@@ -272,6 +273,35 @@ fn check_takes_registry_and_dialect_flags() {
         .args(["check", "--dialect", "next.yaml"])
         .assert()
         .code(2);
+}
+
+/// `registries:` in the config takes a directory as the flags do; one that holds no registry
+/// file is an error that says so, never a registry silently left out.
+#[test]
+fn the_configs_registries_take_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("registries")).unwrap();
+    let config = |dir: &std::path::Path| {
+        Config::from_text(
+            "c.yaml",
+            "apiVersion: covenant.dev/v1alpha1\nkind: Config\nregistries: [registries]\n",
+            Some(dir),
+        )
+    };
+    let Err(e) = config(dir.path()) else { panic!("an empty directory is refused") };
+    let e = e.to_string();
+    assert!(e.contains("registries") && e.contains("holds no *.yaml"), "{e}");
+    std::fs::write(
+        dir.path().join("registries/next.yaml"),
+        registry("  - {name: backup.v3, category: trait, tier: terminal}\n"),
+    )
+    .unwrap();
+    let names = |config: &Config| {
+        config.registry.launcher_names(TypeCategory::Trait).map(str::to_string).collect::<Vec<_>>()
+    };
+    let with = config(dir.path()).unwrap();
+    assert!(names(&with).contains(&"backup.v3".to_string()), "{:?}", names(&with));
+    assert!(!names(&Config::embedded().unwrap()).contains(&"backup.v3".to_string()));
 }
 
 #[tokio::test]

@@ -36,7 +36,7 @@ pub struct ConfigFile {
     /// Which CRDs and XRDs have their evolution enforced.
     #[serde(default)]
     pub evolution: Evolution,
-    /// Extra registry files.
+    /// Extra registry files, or directories of them (relative to the config file).
     #[serde(default)]
     pub registries: Vec<String>,
     /// Exemptions.
