@@ -64,6 +64,22 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     assert!(err.contains("is a directory; covenant diff compares two documents"), "{err}");
     let err = stderr(&["-".as_ref(), "-".as_ref()]);
     assert!(err.contains("not both"), "{err}");
+    // A list of one item (`kubectl get crd -l … -o yaml`, or `-o json`) is compared as its
+    // item; a list of more is refused, naming how to compare lists.
+    let crd = std::fs::read_to_string(&old).unwrap();
+    let listed = format!("apiVersion: v1\nkind: List\nitems:\n{}\n", common::as_item(&crd));
+    let text = stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(listed), 1);
+    assert!(text.contains(refused), "{text}");
+    let object: Value = covenant::source::parse_stream(&crd).0.remove(0).value;
+    let json_list =
+        |items: Vec<Value>| json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let text =
+        stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(json_list(vec![object.clone()])), 1);
+    assert!(text.contains(refused), "{text}");
+    let mut two = covenant();
+    two.arg("diff").arg("-").arg(&new).write_stdin(json_list(vec![object.clone(), object]));
+    let err = String::from_utf8(two.assert().code(2).get_output().stderr.clone()).unwrap();
+    assert!(err.contains("-: a List of 2 items") && err.contains("covenant check NEW --base OLD"), "{err}");
 }
 
 #[test]

@@ -75,13 +75,18 @@ impl Compared {
             // The YAML reader refuses a repeated key; so does JSON read this way. Text that
             // is not JSON (a YAML flow mapping) is read as YAML below.
             match crate::source::refuse_repeated_keys(&text) {
+                // A list (`kubectl get crds -o json`) is read as a tree, for its item.
+                Ok(()) if is_list(&text) => {
+                    let list = serde_json::from_str(&text).with_context(|| format!("cannot read {name}"))?;
+                    return Ok(Compared::Tree(only_item(&name.to_string(), list)?));
+                }
                 Ok(()) => return Ok(Compared::Text(text)),
                 Err(e) if e.classify() == serde_json::error::Category::Data => bail!("{name}: {e}"),
                 Err(_) => {}
             }
         }
         match <[_; 1]>::try_from(parse_documents(&name.to_string(), &text)?) {
-            Ok([doc]) => Ok(Compared::Tree(doc.value)),
+            Ok([doc]) => Ok(Compared::Tree(only_item(&name.to_string(), doc.value)?)),
             Err(docs) if docs.is_empty() => {
                 bail!("{name}: holds no document (it is empty, or only comments and `---`); expected one")
             }
@@ -97,6 +102,35 @@ impl Compared {
                 .map_err(|e| anyhow::anyhow!("{}: not a JSON document: {e}", path.display())),
             Compared::Tree(doc) => Ok(Outline::of_value(doc)),
         }
+    }
+}
+
+/// Whether a JSON text is a list document: its kind ends in `List` and it has `items`.
+fn is_list(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        kind: Option<String>,
+        items: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Head>(text)
+        .is_ok_and(|head| head.items.is_some() && head.kind.is_some_and(|k| k.ends_with("List")))
+}
+
+/// A document, or the one item of a list document (`kubectl get crd -l … -o yaml`); a list
+/// of any other number of items is refused, naming how to compare lists.
+fn only_item(name: &str, mut doc: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    let kind = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+    match crate::subject::list_items(&mut doc) {
+        None => Ok(doc),
+        Some(Err(e)) => bail!("{name}: {e}"),
+        Some(Ok(items)) => match <[_; 1]>::try_from(items) {
+            Ok([item]) => Ok(item),
+            Err(items) => bail!(
+                "{name}: a {kind} of {} items; covenant diff compares two documents (to compare \
+                 lists item by item, run covenant check NEW --base OLD)",
+                items.len()
+            ),
+        },
     }
 }
 
