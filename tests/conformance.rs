@@ -104,7 +104,11 @@ fn judge_pair(old: Option<&Value>, new: &Value, inline: bool) -> Outcome {
     } else {
         assert!(Flavor::of(new).is_some(), "not a CRD or XRD: {new}");
         let e = evolve(old, new);
-        assert!(e.unreadable.is_empty(), "{:?}", e.unreadable);
+        // crdify's stored-version cases list v1 versions without a schema (the API server
+        // would refuse them): covenant says each has none to compare, and judges the rest.
+        let schemaless =
+            |(at, why): &(String, String)| at.ends_with("/schema") && why.contains("declares no schema");
+        assert!(e.unreadable.iter().all(schemaless), "{:?}", e.unreadable);
         for v in &e.versions {
             for j in &v.changes {
                 bumps.push(j.bump);

@@ -1155,7 +1155,7 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
 /// like any other, also across the move to per-version schemas. A CRD that names its version
 /// only in the deprecated `spec.version` gives that schema no version to belong to: it is
 /// said (the diff stops naming it, a check reports CVN-109 at its line), never passed as "no
-/// changes"; and so is a CRD that lists no version at all.
+/// changes"; and so is a CRD that lists no version at all, or a version with no schema.
 #[test]
 fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said() {
     let scratch = tempfile::tempdir().unwrap();
@@ -1227,6 +1227,32 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
     let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
     let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("cannot be read at /spec/versions: no version is declared"), "{stderr}");
+    // A version of an apiextensions.k8s.io/v1 CRD with no schema, or with its schema's
+    // `openAPIV3Schema` misspelled, has nothing to compare: it is said, not passed as
+    // "no changes".
+    for (schemaless, found) in [
+        (
+            moved("integer")
+                .replace("    schema:\n      openAPIV3Schema:", "    x-schema:\n      openAPIV3Schema:"),
+            "there is no schema member",
+        ),
+        (
+            moved("integer").replace("openAPIV3Schema:", "openAPIV3Schma:"),
+            "its schema has no openAPIV3Schema, only openAPIV3Schma",
+        ),
+    ] {
+        std::fs::write(&new, &schemaless).unwrap();
+        let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
+        let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.contains("cannot be read at /spec/versions/0/schema: version v1 declares no schema"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(found), "{stderr}");
+        std::fs::write(head.join("widgets.yaml"), &schemaless).unwrap();
+        let out = stdout(enforced().arg(&head), 1);
+        assert!(out.contains("error[CVN-109] /spec/versions/0/schema"), "{out}");
+    }
     // A CRD with its versions listed draws no such finding.
     std::fs::write(head.join("widgets.yaml"), moved("integer")).unwrap();
     let out = stdout(enforced().arg(&head), 0);

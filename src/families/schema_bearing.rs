@@ -369,6 +369,36 @@ fn unread_schema(doc: &Value, new: bool) -> Option<(String, String)> {
     Some(("/spec/versions".to_string(), why))
 }
 
+/// A version of the new document that declares no schema where one is required, said
+/// (CVN-109 in a check, an error in a diff) rather than left out of the comparison: every
+/// version of an apiextensions.k8s.io/v1 CRD needs `schema.openAPIV3Schema` (the API server
+/// refuses one without), and an XRD version's `schema`, optional, holds one when it is there
+/// (`openAPIV3Schma` misspelled left the version with nothing to compare).
+fn schemaless(doc: &Value, version: &Version<'_>, flavor: Flavor) -> Option<(String, String)> {
+    if version.raw.is_some() {
+        return None;
+    }
+    let at = format!("/spec/versions/{}/schema", version.index);
+    let found = match doc.at(&at) {
+        None if flavor == Flavor::Crd && text(doc, "/apiVersion") == "apiextensions.k8s.io/v1" => {
+            "there is no schema member".to_string()
+        }
+        None => return None,
+        Some(Value::Object(members)) if members.is_empty() => "its schema is empty".to_string(),
+        Some(Value::Object(members)) => {
+            let names: Vec<&str> = members.keys().map(String::as_str).collect();
+            format!("its schema has no openAPIV3Schema, only {}", names.join(", "))
+        }
+        Some(other) => format!("its schema is {}", crate::strict::describe(other)),
+    };
+    let name = if version.name.is_empty() { format!("#{}", version.index) } else { version.name.clone() };
+    let why = format!(
+        "version {name} declares no schema ({found}), so its objects are neither checked nor \
+         compared; expected schema.openAPIV3Schema, the version's OpenAPI v3 schema"
+    );
+    Some((at, why))
+}
+
 fn text(doc: &Value, pointer: &str) -> String {
     doc.at(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
 }
@@ -410,6 +440,7 @@ pub fn evolve_outlines_keeping(
     let old_schemas = load_schemas(&old_versions, keep, &mut loaded, &mut scratch, None);
     let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
     unreadable.extend(unread_schema(new, true).or_else(|| unread_schema(old, false)));
+    unreadable.extend(new_versions.iter().filter_map(|v| schemaless(new, v, flavor)));
     let mut structural = Vec::new();
 
     // Identity.
