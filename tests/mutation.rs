@@ -223,37 +223,42 @@ async fn a_review_in_gives_a_base64_jsonpatch_out_over_tls() {
     assert!(metrics.contains("covenant_patches_total{rule=\"CVN-501\"}"), "{metrics}");
 }
 
+/// The getting-started service ComponentType as a published version, 1.0.0, with
+/// `metadata_lines` (each indented two spaces, ending in a newline) after its name.
+fn versioned_service(metadata_lines: &str) -> String {
+    std::fs::read_to_string(
+        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
+    )
+    .unwrap()
+    .replacen(
+        "metadata:\n  name: service\n  annotations:\n",
+        &format!("metadata:\n  name: service-v1\n{metadata_lines}  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n"),
+        1,
+    )
+}
+
+/// `covenant check --fix FILES`, which must succeed: what it said on stderr.
+fn fix(files: &[&std::path::Path]) -> String {
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["check", "--fix"])
+        .args(files)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
 #[test]
 fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = std::fs::read_to_string(
-        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
-    )
-    .unwrap();
-    let original = sample.replacen(
-        "metadata:\n  name: service\n  annotations:\n",
-        "metadata:\n  name: service-v1\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
-        1,
-    );
+    let original = versioned_service("");
     let stale = std::fs::read_to_string(common::fixtures().join("openchoreo/published/ruby-service.yaml"))
         .unwrap()
         .replace("rendered-from-version: \"1.1.0\"", "rendered-from-version: \"1.0.9\"");
     let (a, b) = (dir.path().join("service.yaml"), dir.path().join("ruby-service.yaml"));
     std::fs::write(&a, &original).unwrap();
     std::fs::write(&b, &stale).unwrap();
-    let run = || {
-        let out = assert_cmd::Command::cargo_bin("covenant")
-            .unwrap()
-            .args(["check", "--fix"])
-            .arg(&a)
-            .arg(&b)
-            .assert()
-            .success()
-            .get_output()
-            .stderr
-            .clone();
-        String::from_utf8(out).unwrap()
-    };
+    let run = || fix(&[&a, &b]);
     assert!(run().contains("into 2 file(s)"));
     let fixed = std::fs::read_to_string(&a).unwrap();
     // Every original line is still there, in order: the fix only inserted lines.
@@ -292,15 +297,7 @@ fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
 #[test]
 fn check_fix_stamps_the_items_of_a_list_document() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = std::fs::read_to_string(
-        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
-    )
-    .unwrap();
-    let versioned = sample.replacen(
-        "metadata:\n  name: service\n  annotations:\n",
-        "metadata:\n  name: service-v1\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
-        1,
-    );
+    let versioned = versioned_service("");
     let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings";
     let original = format!(
         "apiVersion: v1\nkind: List\nitems:\n{}\n{}\n",
@@ -309,18 +306,7 @@ fn check_fix_stamps_the_items_of_a_list_document() {
     );
     let file = dir.path().join("list.yaml");
     std::fs::write(&file, &original).unwrap();
-    let run = || {
-        let out = assert_cmd::Command::cargo_bin("covenant")
-            .unwrap()
-            .args(["check", "--fix"])
-            .arg(&file)
-            .assert()
-            .success()
-            .get_output()
-            .stderr
-            .clone();
-        String::from_utf8(out).unwrap()
-    };
+    let run = || fix(&[&file]);
     assert!(run().contains("into 1 file(s)"));
     let fixed = std::fs::read_to_string(&file).unwrap();
     let engine = Engine::new(&enabled());
@@ -383,24 +369,11 @@ fn an_exemption_scoped_to_one_mutation_rule_drops_only_its_edits() {
 #[test]
 fn check_fix_fills_an_empty_flow_mapping() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = std::fs::read_to_string(
-        common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml"),
-    )
-    .unwrap();
-    let original = sample.replacen(
-        "metadata:\n  name: service\n  annotations:\n",
-        "metadata:\n  name: service-v1\n  labels: {}\n  annotations:\n    openchoreo.dev/version: \"1.0.0\"\n",
-        1,
-    );
+    let original = versioned_service("  labels: {}\n");
     assert!(original.contains("labels: {}"));
     let file = dir.path().join("service.yaml");
     std::fs::write(&file, &original).unwrap();
-    assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .args(["check", "--fix"])
-        .arg(&file)
-        .assert()
-        .success();
+    fix(&[&file]);
     let fixed = std::fs::read_to_string(&file).unwrap();
     assert!(fixed.contains("  labels:\n    openchoreo.dev/"), "{fixed}");
     let engine = Engine::new(&enabled());
