@@ -1150,6 +1150,30 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
     );
 }
 
+/// A keyword no structural schema knows (`maxLenght`) validates nothing: the API server
+/// refuses it or drops it. `check` says where it is, with or without a base, where it would
+/// otherwise pass as a schema without the bound.
+#[test]
+fn a_keyword_no_structural_schema_knows_is_said_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = std::fs::read_to_string(rules_fixture("CVN-205", "input.yaml")).unwrap();
+    assert!(crd.contains("maxLength: 40"));
+    let typo = dir.path().join("widgets.yaml");
+    std::fs::write(&typo, crd.replace("maxLength: 40", "maxLenght: 40")).unwrap();
+    let at = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/name/maxLenght";
+    let out = stdout(covenant().arg("check").arg(&typo), 0);
+    assert!(out.contains(&format!("widgets.yaml:22:38: warning[CVN-109] {at}")), "{out}");
+    assert!(
+        out.contains("keyword \"maxLenght\" is not known") && out.contains("did you mean \"maxLength\"?"),
+        "{out}"
+    );
+    let out = stdout(enforced().arg(&typo).arg("--base").arg(rules_fixture("CVN-205", "base.yaml")), 1);
+    assert!(out.contains(&format!("error[CVN-109] {at}")), "{out}");
+    // Spelled right, nothing is said.
+    let out = stdout(enforced().arg(rules_fixture("CVN-205", "input.yaml")), 0);
+    assert!(!out.contains("CVN-109"), "{out}");
+}
+
 /// apiextensions.k8s.io/v1beta1 kept one schema for the whole CRD under `spec.validation`,
 /// for every version without its own. covenant reads it so, and a change under it is diffed
 /// like any other, also across the move to per-version schemas. A CRD that names its version

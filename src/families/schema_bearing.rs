@@ -193,6 +193,9 @@ pub struct Evolution {
     pub structural: Vec<Structural>,
     /// Schemas that could not be read, with where and why.
     pub unreadable: Vec<(String, String)>,
+    /// Keywords of the new document's schemas that an OpenAPI v3 structural schema does not
+    /// know (`maxLenght`), with where and why: read and compared as data, validating nothing.
+    pub unknown_keywords: Vec<(String, String)>,
     /// The new document's schemas by version, as loaded for the diff (the live-object check
     /// validates against them).
     pub schemas: BTreeMap<String, Arc<Schema>>,
@@ -441,6 +444,12 @@ pub fn evolve_outlines_keeping(
     let new_schemas = load_schemas(&new_versions, keep, &mut loaded, &mut unreadable, Some(&old_schemas));
     unreadable.extend(unread_schema(new, true).or_else(|| unread_schema(old, false)));
     unreadable.extend(new_versions.iter().filter_map(|v| schemaless(new, v, flavor)));
+    let mut unknown = Vec::new();
+    for v in &new_versions {
+        if let Some(schema) = new_schemas.get(&v.name) {
+            unknown.extend(crate::schema::openapi::unknown_keywords(schema, &v.schema_at));
+        }
+    }
     let mut structural = Vec::new();
 
     // Identity.
@@ -642,6 +651,7 @@ pub fn evolve_outlines_keeping(
         versions: per_version,
         structural,
         unreadable,
+        unknown_keywords: unknown,
         schemas: new_schemas,
         storage_move,
     }
@@ -904,6 +914,13 @@ impl SchemaBearing {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
         }
+        for (pointer, why) in &evolution.unknown_keywords {
+            cx.report(
+                "CVN-109",
+                pointer.clone(),
+                vec![("reason", format!("{}: {why}", evolution.subject(None)))],
+            );
+        }
         let subject_text = evolution.subject(None);
         derived_names(&evolution, &new, cx);
         for s in evolution.structural {
@@ -916,6 +933,13 @@ impl SchemaBearing {
         for (pointer, why) in &evolution.unreadable {
             let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
             cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
+        }
+        for (pointer, why) in &evolution.unknown_keywords {
+            cx.report(
+                "CVN-109",
+                pointer.clone(),
+                vec![("reason", format!("{}: {why}", evolution.subject(None)))],
+            );
         }
         let live = self.live_check(evolution, new, cx);
         for s in &evolution.structural {

@@ -569,6 +569,13 @@ const DOC_109: &str = "\
 Input parses, each document is a mapping, and it names what it is: `apiVersion` and `kind`
 for Kubernetes-style documents, or `schema` and `version` for versioned documents.
 
+In a CRD or XRD it also says what leaves a schema with nothing to read or compare: no version
+listed (`spec.versions` missing, misspelled or empty), a version without a schema (every
+apiextensions.k8s.io/v1 CRD version needs `schema.openAPIV3Schema`), a v1beta1
+`spec.validation` schema no version takes, and a keyword no OpenAPI v3 structural schema knows
+(`maxLenght`), which validates nothing. For a CRD or XRD not opted in to enforcement these
+are warnings.
+
 ## Why it matters
 
 A document that cannot be identified cannot be checked; passing it would let anything

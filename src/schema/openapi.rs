@@ -99,6 +99,96 @@ const OPENAPI_KEPT: &[&str] = &[
 /// The keys an `x-kubernetes-validations` rule may carry.
 const CEL_KEYS: &[&str] = &["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
 
+/// The keywords an OpenAPI v3 structural schema does not know in a schema read keeping them
+/// (`Keep::unknown`, as a CRD's schema is read to be compared): each with where it is, below
+/// `at`, and why it matters. A misspelled `maxLenght` is kept and compared as data, but
+/// validates nothing. Each place is named, as the text holds it: a node that identical
+/// places of the text share (an OpenAPI schema has no `$ref`) is looked at in each.
+pub fn unknown_keywords(schema: &Arc<Schema>, at: &str) -> Vec<(String, String)> {
+    let unknown = |node: &Schema| node.extensions.keys().any(|k| !OPENAPI_KEPT.contains(&k.as_str()));
+    // Most schemas have none: they are looked for first without naming any place.
+    let mut stack: Vec<&Schema> = vec![schema];
+    loop {
+        match stack.pop() {
+            None => return Vec::new(),
+            Some(node) if unknown(node) => break,
+            Some(node) => each_child(node, |_, child| stack.push(child)),
+        }
+    }
+    let mut found = Vec::new();
+    // One buffer holds the place of the node at hand: each node's place is its parent's
+    // (the first `parent` bytes) and its step, so no node allocates one of its own.
+    let mut place = at.to_string();
+    let mut stack: Vec<(&Schema, usize, Option<Reach<'_>>)> = vec![(schema, at.len(), None)];
+    while let Some((node, parent, step)) = stack.pop() {
+        place.truncate(parent);
+        match step {
+            None => {}
+            Some(Reach::Property(name)) => {
+                place.push_str("/properties/");
+                match name.contains(['~', '/']) {
+                    true => place.push_str(&crate::pointer::escape(name)),
+                    false => place.push_str(name),
+                }
+            }
+            Some(Reach::Items) => place.push_str("/items"),
+            Some(Reach::Additional) => place.push_str("/additionalProperties"),
+            Some(Reach::Member(what, i)) => place.push_str(&format!("/{what}/{i}")),
+            Some(Reach::Not) => place.push_str("/not"),
+        }
+        for key in node.extensions.keys().filter(|k| !OPENAPI_KEPT.contains(&k.as_str())) {
+            let hint = crate::suggest::closest(key, KEYWORDS.iter().copied())
+                .first()
+                .map(|n| format!("; did you mean \"{n}\"?"))
+                .unwrap_or_default();
+            found.push((
+                format!("{place}/{}", crate::pointer::escape(key)),
+                format!(
+                    "keyword \"{key}\" is not known to an OpenAPI v3 structural schema, so it \
+                     validates nothing (the API server refuses it under strict field validation, \
+                     or drops it){hint}"
+                ),
+            ));
+        }
+        // Popped in document order: what is found first comes first in the text.
+        let first = stack.len();
+        each_child(node, |step, child| stack.push((child, place.len(), Some(step))));
+        stack[first..].reverse();
+    }
+    found
+}
+
+/// How a schema node is reached from its parent.
+enum Reach<'a> {
+    Property(&'a str),
+    Items,
+    Additional,
+    Member(&'static str, usize),
+    Not,
+}
+
+/// The schemas a node holds, in the order its keywords are written, each with how it is
+/// reached.
+fn each_child<'a>(node: &'a Schema, mut visit: impl FnMut(Reach<'a>, &'a Schema)) {
+    for (name, property) in &node.properties {
+        visit(Reach::Property(name), property);
+    }
+    if let Some(items) = node.items.as_deref() {
+        visit(Reach::Items, items);
+    }
+    if let Additional::Schema(additional) = &node.additional {
+        visit(Reach::Additional, additional);
+    }
+    for (what, members) in [("allOf", &node.all_of), ("anyOf", &node.any_of), ("oneOf", &node.one_of)] {
+        for (i, member) in members.iter().enumerate() {
+            visit(Reach::Member(what, i), member);
+        }
+    }
+    if let Some(not) = node.not.as_deref() {
+        visit(Reach::Not, not);
+    }
+}
+
 /// How deep `$ref`s may nest (a definition referencing one referencing one …).
 pub const MAX_REF_DEPTH: usize = 64;
 
@@ -1039,6 +1129,38 @@ mod tests {
         assert_eq!(problems.len(), 2);
         let typo = problems.iter().find(|p| p.at.pointer == "/schema/properties/a/maxLenght").unwrap();
         assert!(typo.message.contains("did you mean \"maxLength\"?"), "{}", typo.message);
+    }
+
+    #[test]
+    fn keywords_kept_unknown_are_found_where_the_text_has_them() {
+        let schema = json!({"type": "object", "maxLenght": 3, "externalDocs": {"url": "u"},
+            "properties": {
+                "a/b": {"type": "array", "items": {"type": "string", "patern": "x"}},
+                "c": {"allOf": [{"minimum": 0}, {"maximun": 9}], "not": {"x-vendor": true}},
+                "d": {"type": "object", "additionalProperties": {"type": "string", "optional": ["e"]}},
+                "f": {"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]}}});
+        let expected = [
+            ("/s/maxLenght", "\"maxLength\""),
+            ("/s/properties/a~1b/items/patern", "\"pattern\""),
+            ("/s/properties/c/allOf/1/maximun", "\"maximum\""),
+            ("/s/properties/c/not/x-vendor", ""),
+            ("/s/properties/d/additionalProperties/optional", ""),
+        ];
+        let tree = Arc::new(load_keeping_unknown(&schema, &at(), Dialect::OpenApi).unwrap());
+        let text = decode_clean(&schema.to_string(), true).map(Arc::new).expect("read by the text reader");
+        for read in [tree, text] {
+            let found = unknown_keywords(&read, "/s");
+            let places: Vec<&str> = found.iter().map(|(at, _)| at.as_str()).collect();
+            assert_eq!(places, expected.map(|(at, _)| at), "{found:?}");
+            for ((_, why), (_, near)) in found.iter().zip(expected) {
+                assert!(why.contains("not known to an OpenAPI v3 structural schema"), "{why}");
+                assert_eq!(why.contains("did you mean"), !near.is_empty(), "{why}");
+                assert!(why.contains(near), "{why}");
+            }
+        }
+        // A schema of known keywords only has none.
+        let clean = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}});
+        assert!(unknown_keywords(&Arc::new(load(&clean, &at(), Dialect::OpenApi).unwrap()), "").is_empty());
     }
 
     #[test]
