@@ -105,15 +105,33 @@ impl Compared {
     }
 }
 
-/// Whether a JSON text is a list document: its kind ends in `List` and it has `items`.
+/// Whether a JSON text (one already read as JSON) is a list document: its kind ends in
+/// `List` and it has `items`. Only its top-level members are looked at, and a document that
+/// names another kind first (a CRD, `apiVersion` and `kind` leading) is done with there.
 fn is_list(text: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        kind: Option<String>,
-        items: Option<serde::de::IgnoredAny>,
+    let mut r = crate::subject::Reader::of_text(text);
+    let (mut first, mut kind, mut items) = (true, false, false);
+    if !r.enter_map() {
+        return false;
     }
-    serde_json::from_str::<Head>(text)
-        .is_ok_and(|head| head.items.is_some() && head.kind.is_some_and(|k| k.ends_with("List")))
+    while let Ok(Some(key)) = r.key(&mut first) {
+        match &*key.0 {
+            "kind" => match r.string() {
+                Ok(k) if k.0.ends_with("List") => kind = true,
+                _ => return false,
+            },
+            member => {
+                items |= member == "items";
+                if r.skip().is_err() {
+                    return false;
+                }
+            }
+        }
+        if kind && items {
+            return true;
+        }
+    }
+    false
 }
 
 /// A document, or the one item of a list document (`kubectl get crd -l … -o yaml`); a list

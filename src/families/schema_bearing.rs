@@ -895,6 +895,19 @@ fn outline(object: &crate::subject::Object) -> Option<Outline<'_>> {
     object.value().ok().map(Outline::of_value)
 }
 
+/// What leaves the new document's schemas unread or validating less than they say, as
+/// CVN-109 findings: a schema that cannot be read, and a keyword no structural schema knows.
+fn unread(evolution: &Evolution, cx: &mut Context<'_>) {
+    let subject = evolution.subject(None);
+    for (pointer, why) in &evolution.unreadable {
+        let reason = format!("{subject}: the schema cannot be read: {why}");
+        cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
+    }
+    for (pointer, why) in &evolution.unknown_keywords {
+        cx.report("CVN-109", pointer.clone(), vec![("reason", format!("{subject}: {why}"))]);
+    }
+}
+
 impl SchemaBearing {
     /// On CREATE there is nothing to diff, but what holds between the versions of one
     /// document still does: served versions that nothing converts share one shape (CVN-216),
@@ -910,17 +923,7 @@ impl SchemaBearing {
         }
         let empty = Outline::of_value(&empty);
         let evolution = evolve_outlines_keeping(&empty, &new, judged(&new));
-        for (pointer, why) in &evolution.unreadable {
-            let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
-            cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
-        }
-        for (pointer, why) in &evolution.unknown_keywords {
-            cx.report(
-                "CVN-109",
-                pointer.clone(),
-                vec![("reason", format!("{}: {why}", evolution.subject(None)))],
-            );
-        }
+        unread(&evolution, cx);
         let subject_text = evolution.subject(None);
         derived_names(&evolution, &new, cx);
         for s in evolution.structural {
@@ -930,17 +933,7 @@ impl SchemaBearing {
 
     fn report(&self, evolution: &Evolution, new: &Outline<'_>, cx: &mut Context<'_>) {
         derived_names(evolution, new, cx);
-        for (pointer, why) in &evolution.unreadable {
-            let reason = format!("{}: the schema cannot be read: {why}", evolution.subject(None));
-            cx.report("CVN-109", pointer.clone(), vec![("reason", reason)]);
-        }
-        for (pointer, why) in &evolution.unknown_keywords {
-            cx.report(
-                "CVN-109",
-                pointer.clone(),
-                vec![("reason", format!("{}: {why}", evolution.subject(None)))],
-            );
-        }
+        unread(evolution, cx);
         let live = self.live_check(evolution, new, cx);
         for s in &evolution.structural {
             // A storage move every live object satisfies is safe: what is stored reads as

@@ -77,9 +77,9 @@ pub fn fix_text(
     for doc in docs {
         // A list document (`kubectl get -o yaml`) is fixed item by item, as `check` judges it;
         // items that are not a list are `check`'s to report.
-        let mut list = doc.value.clone();
-        let objects: Vec<(Vec<String>, Value)> = match crate::subject::list_items(&mut list) {
-            None => vec![(Vec::new(), doc.value.clone())],
+        let mut value = doc.value.clone();
+        let objects: Vec<(Vec<String>, Value)> = match crate::subject::list_items(&mut value) {
+            None => vec![(Vec::new(), value)],
             Some(Ok(items)) => items
                 .into_iter()
                 .enumerate()
