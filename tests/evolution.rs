@@ -1152,7 +1152,7 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
 
 /// A keyword no structural schema knows (`maxLenght`) validates nothing: the API server
 /// refuses it or drops it. `check` says where it is, with or without a base, where it would
-/// otherwise pass as a schema without the bound.
+/// otherwise pass as a schema without the bound; `diff` says it as a warning.
 #[test]
 fn a_keyword_no_structural_schema_knows_is_said_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
@@ -1172,6 +1172,12 @@ fn a_keyword_no_structural_schema_knows_is_said_where_it_is() {
     // Spelled right, nothing is said.
     let out = stdout(enforced().arg(rules_fixture("CVN-205", "input.yaml")), 0);
     assert!(!out.contains("CVN-109"), "{out}");
+    // `diff` says it too, as a warning that breaks no one, when nothing else changed.
+    let out = stdout(covenant().arg("diff").arg(&typo).arg(&typo), 0);
+    assert!(out.contains(&format!("CVN-109: {at}: keyword \"maxLenght\" is not known")), "{out}");
+    // Misspelling a bound drops it and adds a keyword nothing reads: unclassified, refused.
+    let out = stdout(covenant().arg("diff").arg(rules_fixture("CVN-205", "input.yaml")).arg(&typo), 1);
+    assert!(out.contains("CVN-220") && out.contains(&format!("CVN-109: {at}")), "{out}");
 }
 
 /// apiextensions.k8s.io/v1beta1 kept one schema for the whole CRD under `spec.validation`,

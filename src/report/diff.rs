@@ -134,6 +134,14 @@ pub fn compute(
                     Note { rule: s.rule, bump: s.bump(), refused: s.bump().is_some(), message }
                 })
                 .chain(version_notes(old, new))
+                // A keyword the new schemas carry that validates nothing: a warning, changed
+                // or not (a change to it is also a row, unclassified).
+                .chain(e.unknown_keywords.iter().map(|(at, why)| Note {
+                    rule: "CVN-109",
+                    bump: None,
+                    refused: false,
+                    message: format!("{at}: {why}"),
+                }))
                 .collect();
             Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
         }
