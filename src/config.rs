@@ -332,8 +332,7 @@ fn resolve(
                 if known.contains(&f.as_str()) {
                     Some(f.clone())
                 } else {
-                    let near = crate::suggest::closest(f, known.iter().copied());
-                    let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                    let hint = crate::suggest::hint(f, known.iter().copied());
                     problem(
                         format!("/families/{i}"),
                         format!("unknown family \"{f}\"{hint} (known: {})", quote_list(&known)),

@@ -327,10 +327,7 @@ pub fn check_profile(
                         .iter()
                         .map(String::as_str)
                         .chain(inputs.capabilities.keys().map(String::as_str));
-                    let suggestion = crate::suggest::closest(trait_type, known)
-                        .first()
-                        .map(|n| format!("; did you mean \"{n}\"?"))
-                        .unwrap_or_default();
+                    let suggestion = crate::suggest::hint(trait_type, known);
                     let fix = format!("fix the key, or, if \"{trait_type}\" is a custom trait, give its CapabilityDefinition with --capability-def");
                     push(
                         "CVN-105",

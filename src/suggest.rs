@@ -13,6 +13,12 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     scored.into_iter().take(3).map(|(_, c)| c).collect()
 }
 
+/// `; did you mean "X"?`, X the known word nearest to `word`, to end a message that names an
+/// unknown word; empty when no known word is near.
+pub fn hint<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates).first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -20,6 +26,8 @@ mod tests {
     #[test]
     fn closest_offers_nothing_for_unrelated_words() {
         assert!(closest("zzzzzz", ["replicas", "image"]).is_empty());
+        assert_eq!(hint("zzzzzz", ["replicas", "image"]), "");
+        assert_eq!(hint("replcas", ["image", "replicas"]), "; did you mean \"replicas\"?");
     }
 
     #[test]

@@ -200,8 +200,7 @@ impl Family for Launcher {
         }
         let envelopes = if subject.admitted { &self.admitted } else { &self.envelopes };
         let Some(envelope) = envelopes.get(kind) else {
-            let near = closest(kind, KINDS.iter().copied());
-            let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+            let hint = crate::suggest::hint(kind, KINDS.iter().copied());
             let reason =
                 format!("kind \"{kind}\" is not a {GROUP} document{hint} (documents: {})", KINDS.join(", "));
             cx.report("CVN-109", "/kind", vec![("reason", reason)]);

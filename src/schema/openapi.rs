@@ -137,10 +137,7 @@ pub fn unknown_keywords(schema: &Arc<Schema>, at: &str) -> Vec<(String, String)>
             Some(Reach::Not) => place.push_str("/not"),
         }
         for key in node.extensions.keys().filter(|k| !OPENAPI_KEPT.contains(&k.as_str())) {
-            let hint = crate::suggest::closest(key, KEYWORDS.iter().copied())
-                .first()
-                .map(|n| format!("; did you mean \"{n}\"?"))
-                .unwrap_or_default();
+            let hint = crate::suggest::hint(key, KEYWORDS.iter().copied());
             found.push((
                 format!("{place}/{}", crate::pointer::escape(key)),
                 format!(
@@ -704,10 +701,7 @@ impl<'v> Loader<'v> {
                         Dialect::OpenApi => KEYWORDS.to_vec(),
                         Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
                     };
-                    let hint = crate::suggest::closest(other, known.iter().copied())
-                        .first()
-                        .map(|n| format!("; did you mean \"{n}\"?"))
-                        .unwrap_or_default();
+                    let hint = crate::suggest::hint(other, known.iter().copied());
                     let what = match self.dialect {
                         Dialect::OpenApi => "an OpenAPI v3 structural schema",
                         Dialect::JsonSchema => "covenant's JSON Schema reader",
@@ -782,10 +776,7 @@ impl<'v> Loader<'v> {
                     "fieldPath" => rule.field_path = self.string(x, kat),
                     "optionalOldSelf" => rule.optional_old_self = self.boolean(x, kat),
                     other => {
-                        let hint = crate::suggest::closest(other, CEL_KEYS.iter().copied())
-                            .first()
-                            .map(|n| format!("; did you mean \"{n}\"?"))
-                            .unwrap_or_default();
+                        let hint = crate::suggest::hint(other, CEL_KEYS.iter().copied());
                         self.problem(
                             kat.location(),
                             format!(

@@ -86,8 +86,7 @@ fn node(value: &Value, at: &Location, problems: &mut Vec<LoadProblem>) -> Schema
             DESCRIPTION => schema.description = v.as_str().map(str::to_string),
             "properties" | "items" | "additionalProperties" => deferred.push((key.as_str(), v)),
             other => {
-                let near = crate::suggest::closest(other, KEYS.iter().copied().chain([DESCRIPTION]));
-                let hint = near.first().map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+                let hint = crate::suggest::hint(other, KEYS.iter().copied().chain([DESCRIPTION]));
                 problem(
                     here,
                     format!(
