@@ -56,7 +56,7 @@ enum Compared {
 impl Compared {
     /// The one document of a file, a pipe (`<(git show main:crd.yaml)`) or stdin (`-`).
     fn read(path: &Path) -> anyhow::Result<Compared> {
-        let name = path.display();
+        let name = path.display().to_string();
         if path.is_dir() {
             bail!(
                 "{name} is a directory; covenant diff compares two documents, each in a file (to \
@@ -78,15 +78,15 @@ impl Compared {
                 // A list (`kubectl get crds -o json`) is read as a tree, for its item.
                 Ok(()) if is_list(&text) => {
                     let list = serde_json::from_str(&text).with_context(|| format!("cannot read {name}"))?;
-                    return Ok(Compared::Tree(only_item(&name.to_string(), list)?));
+                    return Ok(Compared::Tree(only_item(&name, list)?));
                 }
                 Ok(()) => return Ok(Compared::Text(text)),
                 Err(e) if e.classify() == serde_json::error::Category::Data => bail!("{name}: {e}"),
                 Err(_) => {}
             }
         }
-        match <[_; 1]>::try_from(parse_documents(&name.to_string(), &text)?) {
-            Ok([doc]) => Ok(Compared::Tree(only_item(&name.to_string(), doc.value)?)),
+        match <[_; 1]>::try_from(parse_documents(&name, &text)?) {
+            Ok([doc]) => Ok(Compared::Tree(only_item(&name, doc.value)?)),
             Err(docs) if docs.is_empty() => {
                 bail!("{name}: holds no document (it is empty, or only comments and `---`); expected one")
             }
