@@ -8,7 +8,9 @@
 //! pointers only when something asks where a pointer is: a clean document never pays for the
 //! pointer strings.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 mod fast;
@@ -349,8 +351,24 @@ fn general_from(
     builder.skip = from.skip;
     builder.documents = from.documents;
     builder.lines_before = from.lines;
-    let mut parser = Parser::new(chars);
-    let error = parser.load(&mut builder, true).err().map(|e| SyntaxError {
+    let stop = Rc::new(Cell::new(None));
+    builder.cut = Some(stop.clone());
+    let mut parser = Parser::new(Printable::new(chars, stop.clone()));
+    let error = parser.load(&mut builder, true).err();
+    // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
+    // says of the end it met there ("unexpected end of stream") is not.
+    if let Some((found, at)) = stop.get() {
+        return builder.error.take().or(Some(SyntaxError {
+            reason: format!(
+                "the control character U+{:04X}, which neither YAML nor JSON allows in a text (only tab, line feed and carriage return; in a double-quoted string write it as \\u{:04X})",
+                u32::from(found),
+                u32::from(found)
+            ),
+            at: at.below(from.lines),
+            documents_before: builder.documents,
+        }));
+    }
+    let error = error.map(|e| SyntaxError {
         reason: match e.info() {
             // The reader counts flow nesting in a byte.
             "recursion limit exceeded" => {
@@ -362,6 +380,49 @@ fn general_from(
         documents_before: builder.documents,
     });
     error.or(builder.error.take())
+}
+
+/// The control character the general reader's characters stopped at, and where, once they
+/// have; shared by the characters and the builder.
+type Stop = Rc<Cell<Option<(char, Position)>>>;
+
+/// The characters given to yaml-rust2, ended at the first C0 control character other than tab,
+/// line feed and carriage return, which neither YAML nor JSON allows in a text (kubectl's
+/// reader refuses them). yaml-rust2 takes a NUL for the end of the stream, so every document
+/// after one would be left unread without a word, and it takes the other controls as text. The
+/// control found and where it is are left in `stop`, which the builder reads: the document it
+/// cut is not handed on.
+struct Printable<I> {
+    chars: I,
+    at: Position,
+    stop: Stop,
+}
+
+impl<I> Printable<I> {
+    fn new(chars: I, stop: Stop) -> Printable<I> {
+        Printable { chars, at: Position { line: 1, column: 1 }, stop }
+    }
+}
+
+impl<I: Iterator<Item = char>> Iterator for Printable<I> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        if self.stop.get().is_some() {
+            return None;
+        }
+        let c = self.chars.next()?;
+        if c < ' ' && !matches!(c, '\t' | '\n' | '\r') {
+            self.stop.set(Some((c, self.at)));
+            return None;
+        }
+        self.at = if c == '\n' {
+            Position { line: self.at.line + 1, column: 1 }
+        } else {
+            Position { column: self.at.column + 1, ..self.at }
+        };
+        Some(c)
+    }
 }
 
 /// A long stream is read in pieces of whole documents of about this many bytes.
@@ -587,6 +648,9 @@ struct Builder<'s> {
     in_document: bool,
     root: Option<Value>,
     error: Option<SyntaxError>,
+    /// Set (to the character and where it is) when the general reader's characters stopped at
+    /// one no text may hold: the document then in progress is cut, and not handed on.
+    cut: Option<Stop>,
 }
 
 impl<'s> Builder<'s> {
@@ -606,6 +670,7 @@ impl<'s> Builder<'s> {
             in_document: false,
             root: None,
             error: None,
+            cut: None,
         }
     }
 
@@ -779,6 +844,9 @@ impl Builder<'_> {
                 self.positions = Positions { start: mark, ..Default::default() };
                 self.anchors.clear();
                 self.nodes = 0;
+            }
+            Event::DocumentEnd if self.cut.as_ref().is_some_and(|cut| cut.get().is_some()) => {
+                self.halted = true;
             }
             Event::DocumentEnd => {
                 self.in_document = false;
@@ -960,6 +1028,31 @@ mod tests {
         let (docs, error) = parse_stream("a: &x [1, 2]\nb: *x\n");
         assert!(error.is_none());
         assert_eq!(docs[0].value["b"], json!([1, 2]));
+    }
+
+    #[test]
+    fn a_control_character_stops_the_stream_where_it_is() {
+        // yaml-rust2 alone reads a NUL as the end of the stream, and takes \x01 as text.
+        let text = "a: 1\n---\nb: 2\n---\nc: 3 # \u{0}\nd: 4\n---\ne: 5\n";
+        let (docs, error) = parse_stream(text);
+        assert_eq!(docs.iter().map(|d| &d.value).collect::<Vec<_>>(), [&json!({"a": 1}), &json!({"b": 2})]);
+        let error = error.expect("the NUL is an error");
+        assert!(error.reason.contains("control character U+0000"), "{}", error.reason);
+        assert_eq!((error.at, error.documents_before), (Position { line: 5, column: 8 }, 2));
+
+        for (text, at) in [("k: \"x\u{0}y\"\n", (1, 6)), ("k: x\u{1}y\n", (1, 5)), ("a: 1\n\u{1b}\n", (2, 1))]
+        {
+            let (docs, error) = parse_stream(text);
+            let error = error.expect(text);
+            assert!(docs.is_empty(), "{text:?}");
+            assert_eq!((error.at.line, error.at.column), at, "{text:?}: {}", error.reason);
+        }
+        // Read from a file in pieces, the same.
+        let (error, problem) = in_pieces(text.as_bytes(), 4, |_| {});
+        assert_eq!((error.map(|e| e.at), problem), (Some(Position { line: 5, column: 8 }), None));
+        // Tab, carriage return and line feed are text.
+        let (docs, error) = parse_stream("a: 1\t\r\nb: \"\t\"\r\n");
+        assert_eq!((docs[0].value.clone(), error), (json!({"a": 1, "b": "\t"}), None));
     }
 
     #[test]

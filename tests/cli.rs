@@ -391,6 +391,38 @@ fn a_file_that_is_not_utf8_is_one_finding_and_the_run_goes_on() {
     assert_eq!(v["summary"]["documents"], 2);
 }
 
+/// A control character in a file (a NUL, which the YAML scanner alone takes for the end of the
+/// stream) is a CVN-109 finding where it is, read from a file or from stdin: the documents
+/// after it are never left unread in silence, and the one it is in is not judged half-read.
+#[test]
+fn a_control_character_is_a_finding_where_it_is_not_the_end_of_the_file() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n\
+                apiVersion: v1\nkind: ConfigMap\nmetadata: # \u{0}\n  name: b\n---\n\
+                kind: Application\nmetadata: {name: c}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("nul.yaml"), text).unwrap();
+    for stdin in [false, true] {
+        let mut cmd = covenant();
+        cmd.current_dir(dir.path()).args(["check", if stdin { "-" } else { "nul.yaml" }, "--output", "json"]);
+        let out = if stdin { cmd.write_stdin(text).assert() } else { cmd.assert() }.code(1);
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let findings = v["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{v}");
+        let f = &findings[0];
+        assert_eq!(
+            (f["rule"].as_str(), f["line"].as_u64(), f["column"].as_u64()),
+            (Some("CVN-109"), Some(7), Some(13))
+        );
+        assert!(f["message"].as_str().unwrap().contains("control character U+0000"), "{f}");
+        // The document before it is judged; the one it cuts is not.
+        assert_eq!(
+            (v["summary"]["documents"].as_u64(), v["summary"]["unjudged"].as_u64()),
+            (Some(2), Some(1)),
+            "{v}"
+        );
+    }
+}
+
 /// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file
 /// name), and walks a directory reached again through a symlink once, saying so once.
 #[test]
