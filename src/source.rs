@@ -620,6 +620,10 @@ enum Frame {
         anchor: usize,
         /// The key whose value is being built, and its position entry.
         key: Option<(String, u32)>,
+        /// Whether that key is the merge key `<<`, whose value is merged in, not a member.
+        merging: bool,
+        /// The values of its merge keys, each with where its key is: merged in at its end.
+        merges: Vec<(Value, Position)>,
         size: usize,
         id: u32,
     },
@@ -648,6 +652,8 @@ struct Builder<'s> {
     in_document: bool,
     root: Option<Value>,
     error: Option<SyntaxError>,
+    /// Whether the scalar being finished is a merge key: a plain `<<` (or one tagged `!!merge`).
+    merge_key: bool,
     /// Set (to the character and where it is) when the general reader's characters stopped at
     /// one no text may hold: the document then in progress is cut, and not handed on.
     cut: Option<Stop>,
@@ -670,6 +676,7 @@ impl<'s> Builder<'s> {
             in_document: false,
             root: None,
             error: None,
+            merge_key: false,
             cut: None,
         }
     }
@@ -752,14 +759,18 @@ impl<'s> Builder<'s> {
                 };
                 let at = mark;
                 let root_map = self.stack.len() == 1;
-                let Some(Frame::Map { members, id, key, .. }) = self.stack.last_mut() else { return };
+                let merge_key = std::mem::take(&mut self.merge_key);
+                let Some(Frame::Map { members, id, key, merging, .. }) = self.stack.last_mut() else {
+                    return;
+                };
                 let parent = *id;
+                *merging = merge_key;
                 if root_map && members.is_empty() {
                     // A mapping document starts at its first key (a block mapping's own
                     // start mark sits at its first value).
                     self.positions.start = at;
                 }
-                let again = members.contains_key(&text);
+                let again = !merge_key && members.contains_key(&text);
                 let entry = self.positions.record(parent, &text, at);
                 *key = Some((text.clone(), entry));
                 if again {
@@ -774,10 +785,52 @@ impl<'s> Builder<'s> {
                     self.duplicates.push(DuplicateKey { pointer, key: text, first, again: at });
                 }
             }
-            Slot::Member((k, _)) => {
-                // The first occurrence of a key wins; a duplicate is reported, not merged.
-                if let Some(Frame::Map { members, .. }) = self.stack.last_mut() {
+            Slot::Member((k, entry)) => {
+                let at = self.positions.entries[entry as usize].at;
+                let Some(Frame::Map { members, merging, merges, .. }) = self.stack.last_mut() else { return };
+                if !std::mem::take(merging) {
+                    // The first occurrence of a key wins; a duplicate is reported, not merged.
                     members.entry(k).or_insert(value);
+                    return;
+                }
+                let mappings = match &value {
+                    Value::Object(_) => true,
+                    Value::Array(items) => items.iter().all(Value::is_object),
+                    _ => false,
+                };
+                if mappings {
+                    merges.push((value, at));
+                } else {
+                    self.fail(
+                        "a merge key (`<<`) takes a mapping or a list of mappings (as kubectl reads it)",
+                        at,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Merge the values of a mapping's merge keys into its members, as YAML's merge key does
+    /// and kubectl (go-yaml) reads it: a key the mapping gives itself wins, wherever it is,
+    /// and of the mappings merged, the first to give a key wins. A merged member is found at
+    /// its merge key.
+    fn merge(&mut self, members: &mut Map<String, Value>, merges: Vec<(Value, Position)>, id: u32) {
+        for (value, at) in merges {
+            let mappings = match value {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            for (k, v) in mappings
+                .into_iter()
+                .filter_map(|m| match m {
+                    Value::Object(m) => Some(m),
+                    _ => None,
+                })
+                .flatten()
+            {
+                if !members.contains_key(&k) {
+                    self.positions.record(id, &k, at);
+                    members.insert(k, v);
                 }
             }
         }
@@ -873,6 +926,9 @@ impl Builder<'_> {
                     return;
                 }
                 self.begin_node(mark);
+                self.merge_key = text == "<<"
+                    && style == TScalarStyle::Plain
+                    && tag.as_ref().is_none_or(|t| t.suffix == "merge");
                 let value = scalar(text, style, tag.as_ref());
                 self.finish_node(value, anchor, 1, mark);
             }
@@ -909,6 +965,8 @@ impl Builder<'_> {
                     members: Map::new(),
                     anchor,
                     key: None,
+                    merging: false,
+                    merges: Vec::new(),
                     size: 1,
                     id: self.node,
                 });
@@ -917,7 +975,8 @@ impl Builder<'_> {
                 Some(Frame::Seq { items, anchor, size, .. }) => {
                     self.finish_node(Value::Array(items), anchor, size, mark)
                 }
-                Some(Frame::Map { members, anchor, size, .. }) => {
+                Some(Frame::Map { mut members, anchor, size, merges, id, .. }) => {
+                    self.merge(&mut members, merges, id);
                     self.finish_node(Value::Object(members), anchor, size, mark)
                 }
                 None => self.fail("unbalanced collection end", mark),
@@ -1053,6 +1112,38 @@ mod tests {
         // Tab, carriage return and line feed are text.
         let (docs, error) = parse_stream("a: 1\t\r\nb: \"\t\"\r\n");
         assert_eq!((docs[0].value.clone(), error), (json!({"a": 1, "b": "\t"}), None));
+    }
+
+    #[test]
+    fn merge_keys_merge_as_kubectl_reads_them() {
+        let text = "base: &b {image: a, port: 80, replicas: 1}\n\
+                    extra: &e\n  port: 90\n  bogus: 1\n\
+                    one:\n  replicas: 2\n  <<: *b\n\
+                    many:\n  <<: [*e, *b]\n  image: c\n\
+                    literal:\n  \"<<\": *b\n\
+                    tagged:\n  !!merge <<: {x: 1}\n";
+        let (docs, error) = parse_stream(text);
+        assert_eq!(error, None);
+        let doc = &docs[0];
+        // A key the mapping gives itself wins, before or after `<<`; of a list, the first wins.
+        assert_eq!(doc.value["one"], json!({"replicas": 2, "image": "a", "port": 80}));
+        assert_eq!(doc.value["many"], json!({"image": "c", "port": 90, "bogus": 1, "replicas": 1}));
+        // Quoted, `<<` is a key like any other.
+        assert_eq!(doc.value["literal"], json!({"<<": {"image": "a", "port": 80, "replicas": 1}}));
+        assert_eq!(doc.value["tagged"], json!({"x": 1}));
+        // A merged member is found at its merge key; no merged key is a repeated key.
+        assert_eq!(doc.positions.locate("/one/port"), Position { line: 7, column: 3 });
+        assert_eq!(doc.positions.locate("/many/bogus"), Position { line: 9, column: 3 });
+        assert_eq!(doc.positions.locate("/many/image"), Position { line: 10, column: 3 });
+        assert!(doc.duplicates.is_empty(), "{:?}", doc.duplicates);
+        // Both readers read it alike.
+        assert_eq!(line_reader_agrees("a: &b\n  x: 1\nc:\n  <<: *b\n  y: 2\n"), Some(true));
+
+        for bad in ["a:\n  <<: 1\n", "a:\n  <<: [{x: 1}, 2]\n"] {
+            let error = parse_stream(bad).1.expect(bad);
+            assert!(error.reason.contains("a merge key (`<<`) takes a mapping"), "{}", error.reason);
+            assert_eq!(error.at, Position { line: 2, column: 3 });
+        }
     }
 
     #[test]

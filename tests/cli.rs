@@ -423,6 +423,38 @@ fn a_control_character_is_a_finding_where_it_is_not_the_end_of_the_file() {
     }
 }
 
+/// A YAML merge key (`<<: *defaults`) is read as kubectl and the launcher's yaml.v3 read it:
+/// the merged members are judged, found at the merge key, and a member the mapping gives
+/// itself wins over a merged one. Read as a key named `<<`, what it merges would go unjudged.
+#[test]
+fn merged_members_are_judged_where_the_merge_key_is() {
+    let app = "apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata:\n  name: shop\n\
+               spec:\n  components:\n  - name: web\n    type: webservice\n    properties: &web\n\
+               \x20     image: shop:1\n      port: \"8080\"\n\
+               \x20 - name: api\n    type: webservice\n    properties:\n      <<: *web\n      port: 9090\n\
+               \x20 - name: admin\n    type: webservice\n    properties:\n      <<: [{replicas: two}, *web]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.yaml"), app).unwrap();
+    let out =
+        covenant().current_dir(dir.path()).args(["check", "app.yaml", "--output", "json"]).assert().code(1);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let found: Vec<(&str, &str, u64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["pointer"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("CVN-103", "/spec/components/0/properties/port", 11),
+            ("CVN-103", "/spec/components/2/properties/port", 20),
+            ("CVN-103", "/spec/components/2/properties/replicas", 20),
+        ],
+        "{v}"
+    );
+}
+
 /// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file
 /// name), and walks a directory reached again through a symlink once, saying so once.
 #[test]
