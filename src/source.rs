@@ -8,6 +8,7 @@
 //! pointers only when something asks where a pointer is: a clean document never pays for the
 //! pointer strings.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -22,7 +23,6 @@ use crate::pointer::escape;
 use serde_json::{Map, Number, Value};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
-use yaml_rust2::Yaml;
 
 /// A 1-based line and column in the source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -851,31 +851,75 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
         Some(_) => true,
         None => style == TScalarStyle::Plain,
     };
-    // A word that starts with a letter is text unless it is a boolean or null.
-    let word = text.as_bytes().first().is_some_and(|b| b.is_ascii_alphabetic() && !b"tTfFn".contains(b));
-    if !resolve || word {
-        return Value::String(text);
+    if resolve {
+        resolve_plain(text)
+    } else {
+        Value::String(text)
     }
-    match Yaml::from_str(&text) {
-        Yaml::Null => Value::Null,
-        Yaml::Boolean(b) => Value::Bool(b),
-        Yaml::Integer(i) => Value::Number(i.into()),
-        Yaml::Real(r) => {
-            let parsed = match r.as_str() {
-                ".inf" | ".Inf" | ".INF" | "+.inf" | "-.inf" | ".nan" | ".NaN" | ".NAN" => None,
-                _ => r.parse::<f64>().ok(),
-            };
-            match parsed.and_then(Number::from_f64) {
-                Some(n) => Value::Number(n),
-                // JSON has no infinities or NaN: keep the text rather than invent a number.
-                None => Value::String(r),
-            }
+}
+
+/// A plain scalar's value as go-yaml resolves it: kubectl reads manifests with go-yaml v2 and
+/// the launcher reads its files with v3, and the two agree on all of this. Where YAML 1.2's
+/// core schema (and yaml-rust2) reads otherwise, go-yaml is followed, so that what covenant
+/// judges is what is applied: `Null` and `NULL` are null; an integer may carry `_` between
+/// digits (`1_000`), a sign before a base prefix (`-0x10`), `0b` for binary, and a leading `0`
+/// makes it octal (`0755` is 493). A float is written as JSON floats are, or with a leading
+/// `.` (`.5`). Infinities and NaN, which JSON cannot hold, stay text, as does every other word
+/// (`yes`, `on`: v3 reads them as text, v2 as booleans).
+fn resolve_plain(text: String) -> Value {
+    match text.as_str() {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        _ => {}
+    }
+    let number = match text.as_bytes()[0] {
+        b'.' => text.parse::<f64>().ok().and_then(Number::from_f64),
+        b'+' | b'-' | b'0'..=b'9' => {
+            let plain =
+                if text.contains('_') { Cow::Owned(text.replace('_', "")) } else { Cow::Borrowed(&*text) };
+            go_integer(&plain).or_else(|| go_float(&plain))
         }
-        _ => match text.parse::<u64>() {
-            Ok(u) => Value::Number(u.into()),
-            Err(_) => Value::String(text),
-        },
+        _ => None,
+    };
+    number.map_or(Value::String(text), Value::Number)
+}
+
+/// An integer as Go's `strconv.ParseInt(s, 0, 64)` (or, unsigned and larger, `ParseUint`)
+/// reads it: an optional sign, then `0x`, `0o`, `0b` or a leading `0` (octal) for the base.
+fn go_integer(text: &str) -> Option<Number> {
+    let (negative, signed, body) = match text.as_bytes().first()? {
+        b'-' => (true, true, &text[1..]),
+        b'+' => (false, true, &text[1..]),
+        _ => (false, false, text),
+    };
+    let (radix, digits) = match body.get(..2) {
+        Some("0x" | "0X") => (16, &body[2..]),
+        Some("0o" | "0O") => (8, &body[2..]),
+        Some("0b" | "0B") => (2, &body[2..]),
+        _ if body.len() > 1 && body.starts_with('0') => (8, &body[1..]),
+        _ => (10, body),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
     }
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    match (negative, signed) {
+        (true, _) => i64::try_from(-i128::from(magnitude)).ok().map(Number::from),
+        // `ParseInt` takes a `+` within the signed range; `ParseUint` takes no sign.
+        (false, true) => i64::try_from(magnitude).ok().map(Number::from),
+        (false, false) => Some(Number::from(magnitude)),
+    }
+}
+
+/// A float in the form go-yaml takes (`[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`),
+/// if it is finite.
+fn go_float(text: &str) -> Option<Number> {
+    static FORM: OnceLock<regex::Regex> = OnceLock::new();
+    let form = FORM.get_or_init(|| {
+        regex::Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("a valid pattern")
+    });
+    form.is_match(text).then(|| text.parse::<f64>().ok()).flatten().and_then(Number::from_f64)
 }
 
 impl MarkedEventReceiver for Builder<'_> {
@@ -1143,6 +1187,56 @@ mod tests {
             let error = parse_stream(bad).1.expect(bad);
             assert!(error.reason.contains("a merge key (`<<`) takes a mapping"), "{}", error.reason);
             assert_eq!(error.at, Position { line: 2, column: 3 });
+        }
+    }
+
+    #[test]
+    fn plain_scalars_resolve_as_go_yaml_resolves_them() {
+        let cases = [
+            ("Null", json!(null)),
+            ("NULL", json!(null)),
+            ("~", json!(null)),
+            ("True", json!(true)),
+            ("FALSE", json!(false)),
+            ("8080", json!(8080)),
+            ("-12", json!(-12)),
+            ("+12", json!(12)),
+            ("0", json!(0)),
+            ("0755", json!(493)),
+            ("-010", json!(-8)),
+            ("0x1F", json!(31)),
+            ("-0x10", json!(-16)),
+            ("0o17", json!(15)),
+            ("0b101", json!(5)),
+            ("1_000", json!(1000)),
+            ("0xFF_FF", json!(65535)),
+            ("18446744073709551615", json!(18446744073709551615u64)),
+            ("-9223372036854775808", json!(i64::MIN)),
+            ("08", json!(8.0)),
+            ("1.5", json!(1.5)),
+            ("1.5_0", json!(1.5)),
+            (".5", json!(0.5)),
+            ("-.5", json!(-0.5)),
+            ("1e3", json!(1000.0)),
+            ("0.", json!(0.0)),
+            // What go-yaml leaves text (or JSON cannot hold) is text.
+            ("yes", json!("yes")),
+            ("on", json!("on")),
+            ("1:30", json!("1:30")),
+            ("2001-12-14", json!("2001-12-14")),
+            ("0x", json!("0x")),
+            ("09x", json!("09x")),
+            ("1e400", json!("1e400")),
+            (".inf", json!(".inf")),
+            ("+", json!("+")),
+            ("-x", json!("-x")),
+            ("v1.2.3", json!("v1.2.3")),
+        ];
+        for (text, expected) in cases {
+            let (docs, error) = parse_stream(&format!("v: {text}\nq: \"{text}\"\n"));
+            assert_eq!(error, None, "{text}");
+            assert_eq!(docs[0].value["v"], expected, "{text}");
+            assert_eq!(docs[0].value["q"], json!(text), "quoted, {text} is text");
         }
     }
 
