@@ -567,6 +567,27 @@ impl Place {
 }
 
 /// One input's documents being judged into the report.
+/// What the reader noted of a document beside its value.
+struct Noted {
+    duplicates: Vec<crate::source::DuplicateKey>,
+    ambiguous: Vec<crate::source::AmbiguousScalar>,
+}
+
+impl Noted {
+    /// What was noted under `prefix` (an item of a list document), taken out.
+    fn take_under(&mut self, prefix: &str) -> Noted {
+        let under =
+            |pointer: &str| pointer.strip_prefix(prefix).is_some_and(|p| p.is_empty() || p.starts_with('/'));
+        let (duplicates, rest) =
+            std::mem::take(&mut self.duplicates).into_iter().partition(|d| under(&d.pointer));
+        self.duplicates = rest;
+        let (ambiguous, rest) =
+            std::mem::take(&mut self.ambiguous).into_iter().partition(|a| under(&a.pointer));
+        self.ambiguous = rest;
+        Noted { duplicates, ambiguous }
+    }
+}
+
 struct Judging<'r> {
     engine: &'r Engine,
     cluster: &'r dyn ClusterView,
@@ -580,18 +601,15 @@ struct Judging<'r> {
 impl Judging<'_> {
     /// A document: judged itself, or, a list, each of its items as an object of its own.
     fn document(&mut self, doc: SourceDocument) {
-        let SourceDocument { index, mut value, positions, mut duplicates } = doc;
+        let SourceDocument { index, mut value, positions, duplicates, ambiguous } = doc;
+        let mut noted = Noted { duplicates, ambiguous };
         let Some(items) = list_items(&mut value) else {
-            return self.object(index, None, value, &positions, duplicates);
+            return self.object(index, None, value, &positions, noted);
         };
         match items {
             Ok(items) => {
                 for (i, item) in items.into_iter().enumerate() {
-                    let under = format!("/items/{i}");
-                    let (own, rest) = duplicates.into_iter().partition(|d| {
-                        d.pointer.strip_prefix(&under).is_some_and(|p| p.is_empty() || p.starts_with('/'))
-                    });
-                    duplicates = rest;
+                    let own = noted.take_under(&format!("/items/{i}"));
                     self.object(index, Some(i), item, &positions, own);
                 }
             }
@@ -605,23 +623,33 @@ impl Judging<'_> {
                 }
             }
         }
-        // A key the list itself repeats (outside its items, or in items that cannot be read)
-        // is the document's.
-        if !duplicates.is_empty() {
-            let list = Place::of(self.file, index, None, &value);
-            for d in &duplicates {
-                self.duplicate(&list, d, "");
-            }
-        }
+        // What the reader noted of the list itself (outside its items, or in items that
+        // cannot be read) is the document's.
+        let list = Place::of(self.file, index, None, &value);
+        self.noted(&list, &noted, "");
     }
 
-    /// CVN-108 for a key repeated in one mapping, its pointer `prefix` taken off (an item's
-    /// findings point into the item).
-    fn duplicate(&mut self, place: &Place, d: &crate::source::DuplicateKey, prefix: &str) {
-        let pointer = d.pointer.strip_prefix(prefix).unwrap_or(&d.pointer);
-        let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
-        if let Some(f) = loader_finding(self.engine, "CVN-108", pointer, args) {
-            self.report.entries.push(place.entry(d.again, f));
+    /// What the reader noted of an object, its pointers' `prefix` taken off (an item's
+    /// findings point into the item): CVN-108 for a key repeated in one mapping, CVN-110 for
+    /// a scalar kubectl reads as a boolean and YAML 1.2 as text.
+    fn noted(&mut self, place: &Place, noted: &Noted, prefix: &str) {
+        let within = |pointer: &str| pointer.strip_prefix(prefix).unwrap_or(pointer).to_string();
+        for d in &noted.duplicates {
+            let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
+            if let Some(f) = loader_finding(self.engine, "CVN-108", &within(&d.pointer), args) {
+                self.report.entries.push(place.entry(d.again, f));
+            }
+        }
+        for a in &noted.ambiguous {
+            let what = if a.key { "the key" } else { "the value" };
+            let args = vec![
+                ("what", what.to_string()),
+                ("text", a.text.clone()),
+                ("boolean", a.boolean.to_string()),
+            ];
+            if let Some(f) = loader_finding(self.engine, "CVN-110", &within(&a.pointer), args) {
+                self.report.entries.push(place.entry(a.at, f));
+            }
         }
     }
 
@@ -633,7 +661,7 @@ impl Judging<'_> {
         item: Option<usize>,
         value: serde_json::Value,
         positions: &crate::source::Positions,
-        duplicates: Vec<crate::source::DuplicateKey>,
+        noted: Noted,
     ) {
         let report = &mut *self.report;
         report.documents += 1;
@@ -647,9 +675,7 @@ impl Judging<'_> {
             name: place.name.clone(),
         });
         let prefix = item.map(|i| format!("/items/{i}")).unwrap_or_default();
-        for d in &duplicates {
-            self.duplicate(&place, d, &prefix);
-        }
+        self.noted(&place, &noted, &prefix);
         let previous = self.base.and_then(|b| b.previous(&value));
         let mut subject = Subject::from_document(value);
         // The face reads the clock, so exemptions can expire; the engine never does.

@@ -155,6 +155,34 @@ pub struct DuplicateKey {
     pub again: Position,
 }
 
+/// A plain scalar that YAML readers read as different values: one of the YAML 1.1 booleans
+/// (`yes`, `no`, `on`, `off`, `y`, `n`, in their three cases), which kubectl (go-yaml v2)
+/// reads as a boolean and YAML 1.2 readers (covenant, the launcher's yaml.v3) as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AmbiguousScalar {
+    /// Pointer of the value, or of the member whose key it is.
+    pub pointer: String,
+    /// The scalar as written.
+    pub text: String,
+    /// The boolean kubectl reads it as.
+    pub boolean: bool,
+    /// Whether it is a mapping key (kubectl then reads the key as `"true"` or `"false"`).
+    pub key: bool,
+    /// Where it is.
+    pub at: Position,
+}
+
+impl AmbiguousScalar {
+    /// The boolean go-yaml v2 reads a plain scalar as, where YAML 1.2 reads text.
+    fn boolean(text: &str) -> Option<bool> {
+        match text {
+            "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+            "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+            _ => None,
+        }
+    }
+}
+
 /// One document of a stream.
 #[derive(Clone, Debug)]
 pub struct SourceDocument {
@@ -166,6 +194,8 @@ pub struct SourceDocument {
     pub positions: Positions,
     /// Keys that appeared twice in one mapping.
     pub duplicates: Vec<DuplicateKey>,
+    /// Plain scalars that kubectl and YAML 1.2 readers read as different values.
+    pub ambiguous: Vec<AmbiguousScalar>,
 }
 
 /// Text that is not YAML at all.
@@ -649,6 +679,7 @@ struct Builder<'s> {
     halted: bool,
     positions: Positions,
     duplicates: Vec<DuplicateKey>,
+    ambiguous: Vec<AmbiguousScalar>,
     in_document: bool,
     root: Option<Value>,
     error: Option<SyntaxError>,
@@ -673,6 +704,7 @@ impl<'s> Builder<'s> {
             halted: false,
             positions: Positions::default(),
             duplicates: Vec::new(),
+            ambiguous: Vec::new(),
             in_document: false,
             root: None,
             error: None,
@@ -836,6 +868,17 @@ impl<'s> Builder<'s> {
         }
     }
 
+    /// Note a plain scalar kubectl reads as `boolean` and covenant as text, just finished as a
+    /// key (its member's pointer) or a value (its own).
+    fn ambiguous_scalar(&mut self, text: String, boolean: bool, key: bool, at: Position) {
+        let entry = match self.stack.last() {
+            Some(Frame::Map { key: Some((_, entry)), .. }) if key => *entry,
+            _ => self.node,
+        };
+        let pointer = if entry == ROOT { String::new() } else { self.positions.pointer_of(entry) };
+        self.ambiguous.push(AmbiguousScalar { pointer, text, boolean, key, at });
+    }
+
     fn fail(&mut self, reason: &str, at: Position) {
         if self.error.is_none() {
             self.error =
@@ -950,6 +993,7 @@ impl Builder<'_> {
                 let root = self.root.take();
                 let positions = std::mem::take(&mut self.positions);
                 let duplicates = std::mem::take(&mut self.duplicates);
+                let ambiguous = std::mem::take(&mut self.ambiguous);
                 match root {
                     // An empty document (a stray `---`) is not a document.
                     None | Some(Value::Null) if duplicates.is_empty() => {}
@@ -960,6 +1004,7 @@ impl Builder<'_> {
                             value: root.unwrap_or(Value::Null),
                             positions,
                             duplicates,
+                            ambiguous,
                         });
                         self.documents += 1;
                     }
@@ -970,11 +1015,17 @@ impl Builder<'_> {
                     return;
                 }
                 self.begin_node(mark);
-                self.merge_key = text == "<<"
-                    && style == TScalarStyle::Plain
-                    && tag.as_ref().is_none_or(|t| t.suffix == "merge");
+                let plain = style == TScalarStyle::Plain;
+                self.merge_key = plain && text == "<<" && tag.as_ref().is_none_or(|t| t.suffix == "merge");
+                let boolean = plain && tag.is_none() && text.len() <= 3;
+                let boolean = boolean.then(|| AmbiguousScalar::boolean(&text)).flatten();
+                let written = boolean.map(|_| text.clone());
+                let key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
                 let value = scalar(text, style, tag.as_ref());
                 self.finish_node(value, anchor, 1, mark);
+                if let (Some(boolean), Some(text)) = (boolean, written) {
+                    self.ambiguous_scalar(text, boolean, key, mark);
+                }
             }
             Event::Alias(id) => {
                 // The size is counted before the anchored value is copied.
@@ -1238,6 +1289,36 @@ mod tests {
             assert_eq!(docs[0].value["v"], expected, "{text}");
             assert_eq!(docs[0].value["q"], json!(text), "quoted, {text} is text");
         }
+    }
+
+    #[test]
+    fn booleans_only_yaml_1_1_reads_are_noted_where_they_are() {
+        let text = "a: yes\nb: \"no\"\nOff: 1\nc: [n, Y, !!str on, yess]\nd:\n  - ON\ne: true\n";
+        let (docs, error) = parse_stream(text);
+        assert_eq!(error, None);
+        let doc = &docs[0];
+        // Read as text, as YAML 1.2 reads them.
+        assert_eq!(doc.value["a"], json!("yes"));
+        assert_eq!(doc.value["Off"], json!(1));
+        let noted = |pointer: &str, text: &str, boolean, key, (line, column)| AmbiguousScalar {
+            pointer: pointer.into(),
+            text: text.into(),
+            boolean,
+            key,
+            at: Position { line, column },
+        };
+        assert_eq!(
+            doc.ambiguous,
+            [
+                noted("/a", "yes", true, false, (1, 4)),
+                noted("/Off", "Off", false, true, (3, 1)),
+                noted("/c/0", "n", false, false, (4, 5)),
+                noted("/c/1", "Y", true, false, (4, 8)),
+                noted("/d/0", "ON", true, false, (6, 5)),
+            ]
+        );
+        assert_eq!(line_reader_agrees(text), None, "a tag: the general reader alone");
+        assert_eq!(line_reader_agrees("a: yes\nOff: 1\nc: [n, Y]\nd:\n  - ON\n"), Some(true));
     }
 
     #[test]

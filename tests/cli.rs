@@ -252,7 +252,7 @@ fn explain_rules_config_and_version() {
     let out = covenant().args(["rules"]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("CVN-101  unknown-field"), "{text}");
-    assert!(text.contains("49 live"), "{text}");
+    assert!(text.contains("50 live"), "{text}");
 
     let out = covenant().args(["rules", "--output", "json"]).assert().success().get_output().stdout.clone();
     let rows: Value = serde_json::from_slice(&out).unwrap();
@@ -453,6 +453,36 @@ fn merged_members_are_judged_where_the_merge_key_is() {
         ],
         "{v}"
     );
+}
+
+/// A plain `on` is a boolean to kubectl and text to covenant: CVN-110 warns where it is, in a
+/// list's item too (pointing into the item), and the run still passes.
+#[test]
+fn a_scalar_kubectl_reads_as_a_boolean_is_a_warning_where_it_is() {
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n\
+                \x20 metadata: {name: flags}\n  data:\n    FEATURE: on\n    QUOTED: \"off\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("list.yaml"), list).unwrap();
+    let out = covenant()
+        .current_dir(dir.path())
+        .args(["check", "list.yaml", "--output", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(
+        (
+            f["rule"].as_str(),
+            f["severity"].as_str(),
+            f["pointer"].as_str(),
+            f["item"].as_u64(),
+            f["line"].as_u64()
+        ),
+        (Some("CVN-110"), Some("warning"), Some("/data/FEATURE"), Some(0), Some(8)),
+        "{f}"
+    );
+    assert!(f["message"].as_str().unwrap().contains("the boolean true to kubectl"), "{f}");
 }
 
 /// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file

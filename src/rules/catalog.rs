@@ -69,6 +69,11 @@ pub static CATALOG: &[RuleMeta] = &[
         "{reason}",
         "fix the document so it parses and names what it is",
         DOC_109),
+    row("CVN-110", "ambiguous-scalar", Strictness, Warn, Live,
+        "Checks that no plain YAML scalar is a boolean to kubectl and text to YAML 1.2 readers (yes, no, on, off).",
+        "{what} `{text}` is the string \"{text}\" to covenant and YAML 1.2 readers (the launcher's yaml.v3) but the boolean {boolean} to kubectl (go-yaml v2)",
+        "quote it (\"{text}\") if it is text, or write {boolean} if it is a boolean",
+        DOC_110),
     row("CVN-201", "field-removed", Evolution, Deny, Live,
         "Checks that no field, parameter or environment config is removed.",
         "{subject}: {detail}",
@@ -561,6 +566,35 @@ version: \"2\"
 ## How to fix
 
 Keep one of the two entries.
+";
+
+const DOC_110: &str = "\
+## What it checks
+
+No plain (unquoted) scalar is one of YAML 1.1's booleans that YAML 1.2 dropped: `y`, `yes`,
+`on`, `n`, `no`, `off`, in lower case, capitalised or upper case. As a value or as a key.
+
+## Why it matters
+
+kubectl reads manifests with go-yaml v2, which follows YAML 1.1: `enabled: yes` reaches the
+API server as `true`, and `country: no` as `false`. YAML 1.2 readers, covenant and the
+launcher's yaml.v3 among them, read both as text. So a document can pass `covenant check` in
+CI and then be refused when it is applied (a string field that receives a boolean, a
+ConfigMap's `data` that holds one), or mean a different thing to each tool that reads it.
+A key is read the same way: under kubectl `on:` becomes the key `\"true\"`.
+
+The finding is a warning: covenant cannot know which reader a file is for.
+
+## Example
+
+```yaml
+data:
+  FEATURE_FLAG: on
+```
+
+## How to fix
+
+Quote the scalar (`\"on\"`) if it is text; write `true` or `false` if it is a boolean.
 ";
 
 const DOC_109: &str = "\
