@@ -1180,6 +1180,48 @@ fn a_keyword_no_structural_schema_knows_is_said_where_it_is() {
     assert!(out.contains("CVN-220") && out.contains(&format!("CVN-109: {at}")), "{out}");
 }
 
+/// A construct's JSON Schema is decoded strictly by OpenChoreo, so a keyword no schema knows
+/// is refused there: `check` refuses it where it is (in a `$defs` definition, where the
+/// definition is), and an UPDATE that carries it over unchanged is ratcheted; `diff` of two
+/// constructs, and of two bare schemas, notes it as CVN-109 with the nearest keyword.
+#[test]
+fn a_keyword_no_schema_knows_in_a_construct_or_a_bare_schema_is_said_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = common::fixtures().join("openchoreo/samples/getting-started/component-types/service.yaml");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let bound = "              default: \"100m\"\n";
+    assert!(text.contains(bound));
+    let typo = dir.path().join("service.yaml");
+    std::fs::write(&typo, text.replacen(bound, &format!("{bound}              maxLenght: 10\n"), 1)).unwrap();
+    let at = "/spec/environmentConfigs/openAPIV3Schema/$defs/ResourceQuantity/properties/cpu/maxLenght";
+    let out = stdout(covenant().arg("check").arg(&typo), 1);
+    assert!(out.contains(&format!("service.yaml:49:15: error[CVN-109] {at}: ClusterComponentType service: keyword \"maxLenght\" is not known")), "{out}");
+    assert!(
+        out.contains(
+            "OpenChoreo, which decodes the schema strictly, refuses it; did you mean \"maxLength\"?"
+        ),
+        "{out}"
+    );
+    // Carried over by an update that does not touch it, it no longer blocks (ratcheted).
+    let out = stdout(covenant().arg("check").arg(&typo).arg("--base").arg(&typo), 0);
+    assert!(out.contains(&format!("warning[CVN-109] {at}")) && out.contains("pre-existing"), "{out}");
+    // Spelled right, nothing is said.
+    let out = stdout(covenant().arg("check").arg(&sample), 0);
+    assert!(!out.contains("CVN-109"), "{out}");
+    let out = stdout(covenant().arg("diff").arg(&sample).arg(&typo), 0);
+    assert!(
+        out.contains(&format!("CVN-109: {at}: keyword \"maxLenght\" is not known to a structural schema")),
+        "{out}"
+    );
+
+    let old = dir.path().join("old.yaml");
+    let new = dir.path().join("new.yaml");
+    std::fs::write(&old, "type: object\nproperties:\n  size: {type: integer}\n").unwrap();
+    std::fs::write(&new, "type: object\nproperties:\n  size: {type: integer, minimun: 3}\n").unwrap();
+    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    assert!(out.contains("CVN-109: /properties/size/minimun: keyword \"minimun\" is not known to a structural schema, so it validates nothing; did you mean \"minimum\"?"), "{out}");
+}
+
 /// apiextensions.k8s.io/v1beta1 kept one schema for the whole CRD under `spec.validation`,
 /// for every version without its own. covenant reads it so, and a change under it is diffed
 /// like any other, also across the move to per-version schemas. A CRD that names its version

@@ -25,7 +25,7 @@ use crate::pointer::At;
 use crate::pointer::Location;
 use crate::rules::evolution::{judge, Judged};
 use crate::schema::diff::{diff, Change, ChangeKind};
-use crate::schema::openapi::{load_keeping_unknown, Dialect};
+use crate::schema::openapi::{load_noting_unknown, Dialect, UnknownKeyword};
 use crate::schema::shorthand::load_shorthand;
 use crate::schema::{CelRule, LoadProblem, Schema};
 use crate::subject::{Operation, Subject};
@@ -266,10 +266,25 @@ fn reads_as_shorthand(raw: &Value) -> bool {
 /// The schema of `section` in a construct's `spec`, whichever way it is spelled: none when the
 /// section declares none, every problem when covenant cannot read it.
 pub fn section_schema(spec: &Value, section: &str) -> Result<Option<Schema>, Vec<LoadProblem>> {
-    match spelled(spec, section).map_err(|p| vec![p])? {
-        None => Ok(None),
-        Some(Spelled::JsonSchema(raw, at)) => load_keeping_unknown(raw, &at, Dialect::JsonSchema).map(Some),
-        Some(Spelled::Shorthand(fields, types, at)) => load_shorthand(fields, types, &at).map(Some),
+    section_schema_noting(spec, section).0
+}
+
+/// `section_schema`, and the keywords of a JSON Schema section that no schema knows (kept, so
+/// a stored construct still loads and compares; see `load_noting_unknown`).
+fn section_schema_noting(
+    spec: &Value,
+    section: &str,
+) -> (Result<Option<Schema>, Vec<LoadProblem>>, Vec<UnknownKeyword>) {
+    match spelled(spec, section) {
+        Err(p) => (Err(vec![p]), Vec::new()),
+        Ok(None) => (Ok(None), Vec::new()),
+        Ok(Some(Spelled::JsonSchema(raw, at))) => {
+            let (schema, unknown) = load_noting_unknown(raw, &at, Dialect::JsonSchema);
+            (schema.map(Some), unknown)
+        }
+        Ok(Some(Spelled::Shorthand(fields, types, at))) => {
+            (load_shorthand(fields, types, &at).map(Some), Vec::new())
+        }
     }
 }
 
@@ -287,21 +302,47 @@ impl Default for Section {
     }
 }
 
-fn schema_section(doc: &Value, section: &str, problems: &mut Vec<String>) -> Section {
+fn schema_section(
+    doc: &Value,
+    section: &str,
+    problems: &mut Vec<String>,
+    unknown: &mut Vec<UnknownKeyword>,
+) -> Section {
     let spec = doc.get("spec").unwrap_or(&Value::Null);
     let raw = spec.get(section).or_else(|| spec.get("schema")).cloned();
-    let schema = section_schema(spec, section).map_err(|ps| {
+    let (schema, mut kept) = section_schema_noting(spec, section);
+    unknown.append(&mut kept);
+    let schema = schema.map_err(|ps| {
         problems.extend(ps.iter().map(ToString::to_string));
         ps.first().map(ToString::to_string).unwrap_or_default()
     });
     Section { raw, schema }
 }
 
+/// A construct's contract as read: what cannot be read (each problem named by its path), and
+/// the keywords of its JSON Schemas that no schema knows, each where it is.
+pub struct Read {
+    /// The contract.
+    pub contract: Contract,
+    /// What cannot be read.
+    pub problems: Vec<String>,
+    /// Keywords no schema knows: kept and compared, but they validate nothing, and OpenChoreo
+    /// decodes a construct's schema strictly and refuses them.
+    pub unknown: Vec<UnknownKeyword>,
+}
+
 /// Extract the contract; a schema that cannot be read is a problem named by its path.
 pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
+    let Read { contract, problems, .. } = read(doc);
+    (contract, problems)
+}
+
+/// Read the contract, saying what cannot be read and what reads as nothing.
+pub fn read(doc: &Value) -> Read {
     let mut problems = Vec::new();
-    let parameters = schema_section(doc, "parameters", &mut problems);
-    let environment_configs = schema_section(doc, "environmentConfigs", &mut problems);
+    let mut unknown = Vec::new();
+    let parameters = schema_section(doc, "parameters", &mut problems, &mut unknown);
+    let environment_configs = schema_section(doc, "environmentConfigs", &mut problems, &mut unknown);
     let outputs = match doc.at("/spec/outputs") {
         Some(Value::Array(items)) => {
             items.iter().filter_map(|o| o.get("name").and_then(Value::as_str)).map(str::to_string).collect()
@@ -340,7 +381,11 @@ pub fn contract(doc: &Value) -> (Contract, Vec<String>) {
         let facts = facts.into_iter().map(|f| Fact { kind: kind.clone(), ..f }).collect();
         rendered.insert(format!("patches[{i}]"), Rendered { kind, name: None, facts, template: p.clone() });
     }
-    (Contract { parameters, environment_configs, outputs, validations, rendered }, problems)
+    Read {
+        contract: Contract { parameters, environment_configs, outputs, validations, rendered },
+        problems,
+        unknown,
+    }
 }
 
 fn judged(
@@ -597,13 +642,20 @@ impl Family for Construct {
             stamps(doc, v, &logical, cx);
             siblings(doc, &kind, &logical, &object, v, subject, cx);
         }
-        let (_, problems) = contract(doc);
+        let Read { problems, unknown, .. } = read(doc);
         for p in problems {
             cx.report(
                 "CVN-109",
                 "/spec",
                 vec![("reason", format!("{subject_text}: a contract schema cannot be read: {p}"))],
             );
+        }
+        for u in unknown {
+            let reason = format!(
+                "{subject_text}: keyword \"{}\" is not known to a structural schema, so it validates nothing, and OpenChoreo, which decodes the schema strictly, refuses it{}",
+                u.keyword, u.hint
+            );
+            cx.report("CVN-109", &u.at.pointer, vec![("reason", reason)]);
         }
         if subject.operation == Operation::Update {
             if let (Some(Ok(old)), Some(to)) = (subject.old_object.as_ref().map(|o| o.value()), version) {

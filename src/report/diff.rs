@@ -11,7 +11,7 @@ use crate::pointer::Location;
 use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
 use crate::rules::lookup;
 use crate::schema::diff::diff;
-use crate::schema::openapi::{load_keeping_unknown as load, Dialect};
+use crate::schema::openapi::{load_noting_unknown, Dialect};
 use crate::versioning::Bump;
 
 /// One changed place.
@@ -147,11 +147,12 @@ pub fn compute(
         }
         (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
         (None, None) if is_construct(old) && is_construct(new) => {
-            use crate::families::construct::{contract, contract_diff, declared_version, logical_name};
+            use crate::families::construct::{contract, contract_diff, declared_version, logical_name, read};
             let (a, problems_a) = contract(old);
-            let (b, problems_b) = contract(new);
-            // What cannot be read is said, and a change to it is an unclassified row.
-            let notes = [("old", &problems_a), ("new", &problems_b)]
+            let b = read(new);
+            // What cannot be read is said, and a change to it is an unclassified row; a keyword
+            // of the new schemas that validates nothing is said too, changed or not.
+            let notes = [("old", &problems_a), ("new", &b.problems)]
                 .into_iter()
                 .flat_map(|(side, ps)| ps.iter().map(move |p| (side, p)))
                 .map(|(side, p)| Note {
@@ -160,7 +161,9 @@ pub fn compute(
                     refused: false,
                     message: format!("the {side} document's contract schema cannot be read: {p}"),
                 })
+                .chain(b.unknown.iter().map(unknown_keyword_note))
                 .collect();
+            let b = b.contract;
             let rows = contract_diff(&a, &b)
                 .into_iter()
                 .map(|j| Row { version: None, refused: false, judged: j })
@@ -200,24 +203,42 @@ pub fn compute(
         }
         (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
             let read = |v: &Value, which: &str| {
-                load(v, &Location::default(), Dialect::OpenApi).map_err(|ps| {
+                let (schema, unknown) = load_noting_unknown(v, &Location::default(), Dialect::OpenApi);
+                let schema = schema.map_err(|ps| {
                     let list: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
                     DiffError(format!("the {which} schema cannot be read: {}", list.join("; ")))
-                })
+                })?;
+                Ok::<_, DiffError>((schema, unknown))
             };
-            let (a, b) = (read(old, "old")?, read(new, "new")?);
+            let ((a, _), (b, unknown)) = (read(old, "old")?, read(new, "new")?);
+            let notes = unknown.iter().map(unknown_keyword_note).collect();
             let policy = stability("crd");
             let rows = judge(diff(&a, &b, ""))
                 .into_iter()
                 .map(|j| Row { version: None, refused: refused(policy, None, &j), judged: j })
                 .collect();
-            Ok(ContractDiff { title: "schema".into(), rows, notes: Vec::new(), declared: None, policy })
+            Ok(ContractDiff { title: "schema".into(), rows, notes, declared: None, policy })
         }
         _ => Err(DiffError(
             "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, two \
              launcher Packages, two OpenChoreo constructs, or two OpenAPI v3 schemas"
                 .into(),
         )),
+    }
+}
+
+/// A keyword of the new schema that no schema knows: a CVN-109 note, a warning that refuses
+/// nothing, where it is.
+fn unknown_keyword_note(u: &crate::schema::openapi::UnknownKeyword) -> Note {
+    let at = if u.at.pointer.is_empty() { "(root)" } else { &u.at.pointer };
+    Note {
+        rule: "CVN-109",
+        bump: None,
+        refused: false,
+        message: format!(
+            "{at}: keyword \"{}\" is not known to a structural schema, so it validates nothing{}",
+            u.keyword, u.hint
+        ),
     }
 }
 

@@ -608,7 +608,10 @@ listed (`spec.versions` missing, misspelled or empty), a version without a schem
 apiextensions.k8s.io/v1 CRD version needs `schema.openAPIV3Schema`), a v1beta1
 `spec.validation` schema no version takes, and a keyword no OpenAPI v3 structural schema knows
 (`maxLenght`), which validates nothing. For a CRD or XRD not opted in to enforcement these
-are warnings.
+are warnings. The same keyword in a component type's or trait's `openAPIV3Schema` is refused
+where it is (in a `$defs` definition, where the definition is): OpenChoreo decodes that schema
+strictly and refuses it too. It also refuses a file holding a control character other than
+tab, line feed and carriage return, at the character.
 
 ## Why it matters
 

@@ -249,6 +249,30 @@ pub fn load_keeping_unknown(
     load_with(value, at, dialect, Keep::ALL)
 }
 
+/// A keyword a schema was loaded keeping that its dialect does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownKeyword {
+    /// Where it is written (in a definition, where the definition is).
+    pub at: Location,
+    /// The keyword.
+    pub keyword: String,
+    /// "; did you mean …?" with the nearest keyword, or nothing.
+    pub hint: String,
+}
+
+/// `load_keeping_unknown`, and the keywords it kept that the dialect does not know. A
+/// misspelled `maxLenght` is kept so a stored schema still loads, but it validates nothing,
+/// and a reader that decodes the schema strictly refuses it.
+pub fn load_noting_unknown(
+    value: &Value,
+    at: &Location,
+    dialect: Dialect,
+) -> (Result<Schema, Vec<LoadProblem>>, Vec<UnknownKeyword>) {
+    let mut loader = Loader::new(value, at, dialect, Keep::ALL);
+    let schema = loader.load();
+    (schema, loader.unknown)
+}
+
 /// Load a schema keeping what `keep` says (`load_keeping_unknown` keeps everything).
 pub fn load_keeping(
     value: &Value,
@@ -316,22 +340,7 @@ pub fn read_leading(text: &str, keep: Keep, twin: Option<&Placed<'_>>) -> Option
 }
 
 fn load_with(value: &Value, at: &Location, dialect: Dialect, keep: Keep) -> Result<Schema, Vec<LoadProblem>> {
-    let mut loader = Loader {
-        root: value,
-        base: at,
-        dialect,
-        problems: Vec::new(),
-        refs: Vec::new(),
-        definitions: HashMap::new(),
-        nodes: 0,
-        keep,
-    };
-    let schema = loader.node(value, &At::root(at));
-    if loader.problems.is_empty() {
-        Ok(Arc::unwrap_or_clone(schema))
-    } else {
-        Err(loader.problems)
-    }
+    Loader::new(value, at, dialect, keep).load()
 }
 
 /// Where the loader stands: the caller's location and the steps below it, borrowed on the
@@ -395,9 +404,44 @@ struct Loader<'v> {
     /// What is kept beside the shape: unknown keywords (as extensions, instead of reporting
     /// them), descriptions.
     keep: Keep,
+    /// The unknown keywords kept.
+    unknown: Vec<UnknownKeyword>,
 }
 
 impl<'v> Loader<'v> {
+    fn new(root: &'v Value, base: &'v Location, dialect: Dialect, keep: Keep) -> Loader<'v> {
+        Loader {
+            root,
+            base,
+            dialect,
+            problems: Vec::new(),
+            refs: Vec::new(),
+            definitions: HashMap::new(),
+            nodes: 0,
+            keep,
+            unknown: Vec::new(),
+        }
+    }
+
+    /// The schema at the root, or every problem.
+    fn load(&mut self) -> Result<Schema, Vec<LoadProblem>> {
+        let schema = self.node(self.root, &At::root(self.base));
+        if self.problems.is_empty() {
+            Ok(Arc::unwrap_or_clone(schema))
+        } else {
+            Err(std::mem::take(&mut self.problems))
+        }
+    }
+
+    /// "; did you mean …?" with the keyword of the dialect nearest to `keyword`, or nothing.
+    fn nearest_keyword(&self, keyword: &str) -> String {
+        let known: Vec<&str> = match self.dialect {
+            Dialect::OpenApi => KEYWORDS.to_vec(),
+            Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
+        };
+        crate::suggest::hint(keyword, known.iter().copied())
+    }
+
     fn problem(&mut self, at: Location, message: impl Into<String>) {
         self.problems.push(LoadProblem { at, message: message.into() });
     }
@@ -693,15 +737,16 @@ impl<'v> Loader<'v> {
                 {
                     s.extensions.insert(k.to_string(), v.clone());
                 }
-                k if (self.dialect == Dialect::OpenApi && OPENAPI_KEPT.contains(&k)) || self.keep.unknown => {
+                k if self.dialect == Dialect::OpenApi && OPENAPI_KEPT.contains(&k) => {
+                    s.extensions.insert(k.to_string(), v.clone());
+                }
+                k if self.keep.unknown => {
+                    let hint = self.nearest_keyword(k);
+                    self.unknown.push(UnknownKeyword { at: here.location(), keyword: k.to_string(), hint });
                     s.extensions.insert(k.to_string(), v.clone());
                 }
                 other => {
-                    let known: Vec<&str> = match self.dialect {
-                        Dialect::OpenApi => KEYWORDS.to_vec(),
-                        Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
-                    };
-                    let hint = crate::suggest::hint(other, known.iter().copied());
+                    let hint = self.nearest_keyword(other);
                     let what = match self.dialect {
                         Dialect::OpenApi => "an OpenAPI v3 structural schema",
                         Dialect::JsonSchema => "covenant's JSON Schema reader",
