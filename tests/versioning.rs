@@ -954,6 +954,45 @@ fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
         .contains("instanceName: otel, version: \"2\"}"));
 }
 
+/// A file `upgrade` cannot read may hold the bindings a plan must judge: nothing is planned
+/// (or written), and the command fails naming the file and the place. Paths that hold no
+/// document fail too, never "0 upgrade(s) planned".
+#[test]
+fn upgrade_plans_nothing_from_inputs_it_cannot_read() {
+    let published = common::fixtures().join("openchoreo/published");
+    let dir = tempfile::tempdir().unwrap();
+    let component = "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: web\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType: {kind: ClusterComponentType, name: deployment/ruby-service, version: \"1\"}\n";
+    std::fs::write(dir.path().join("component.yaml"), component).unwrap();
+    std::fs::write(
+        dir.path().join("bindings.yaml"),
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nspec: [\n",
+    )
+    .unwrap();
+    let run = |path: &std::path::Path| {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .args(["upgrade", "--write", "--context"])
+            .arg(&published)
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run(dir.path());
+    assert!(err.contains("nothing planned: ") && err.contains("bindings.yaml:4:1: not valid YAML"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("component.yaml")).unwrap(),
+        component,
+        "nothing written"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("notes.yaml"), "# nothing yet\n").unwrap();
+    let err = run(empty.path());
+    assert!(err.contains("nothing to plan: ") && err.contains("holds no document"), "{err}");
+}
+
 /// A view that must wait on the cluster for the cluster-scoped construct kinds (as the live
 /// view must for a kind it does not watch); it answers from the published directory.
 struct Waiting(OfflineCluster);

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 
 use super::{load_config, DiffOutput, RulesOutput};
 use crate::cluster::OfflineCluster;
@@ -126,17 +126,38 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     };
     let (mut text, mut markdown, mut json) = (String::new(), String::new(), Vec::new());
     let mut wrote = 0;
-    // Every document first: a Component's ReleaseBindings may sit in another file.
+    // Every document first: a Component's ReleaseBindings may sit in another file, so a file
+    // that cannot be read leaves every plan unsure, and nothing is planned.
     let mut files = Vec::new();
+    let mut unreadable = Vec::new();
     for path in &args.paths {
         for file in
             crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
         {
             let source =
                 std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            let docs = crate::source::parse_stream(&source).0;
+            let (docs, syntax) = crate::source::parse_stream(&source);
+            if let Some(e) = syntax {
+                unreadable.push(format!(
+                    "{}:{}:{}: not valid YAML: {}",
+                    file.display(),
+                    e.at.line,
+                    e.at.column,
+                    e.reason
+                ));
+            }
             files.push((file, source, docs));
         }
+    }
+    if !unreadable.is_empty() {
+        bail!(
+            "nothing planned: {} (a file that cannot be read may hold the ReleaseBindings a plan must judge)",
+            unreadable.join("; ")
+        );
+    }
+    if files.iter().all(|(_, _, docs)| docs.is_empty()) {
+        let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        bail!("nothing to plan: {} holds no document", paths.join(", "));
     }
     let siblings: Vec<serde_json::Value> =
         files.iter().flat_map(|(_, _, docs)| docs.iter().map(|d| d.value.clone())).collect();
