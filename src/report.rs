@@ -566,7 +566,6 @@ impl Place {
     }
 }
 
-/// One input's documents being judged into the report.
 /// What the reader noted of a document beside its value.
 struct Noted {
     duplicates: Vec<crate::source::DuplicateKey>,
@@ -588,6 +587,7 @@ impl Noted {
     }
 }
 
+/// One input's documents being judged into the report.
 struct Judging<'r> {
     engine: &'r Engine,
     cluster: &'r dyn ClusterView,
@@ -625,8 +625,10 @@ impl Judging<'_> {
         }
         // What the reader noted of the list itself (outside its items, or in items that
         // cannot be read) is the document's.
-        let list = Place::of(self.file, index, None, &value);
-        self.noted(&list, &noted, "");
+        if !(noted.duplicates.is_empty() && noted.ambiguous.is_empty()) {
+            let list = Place::of(self.file, index, None, &value);
+            self.noted(&list, &noted, "");
+        }
     }
 
     /// What the reader noted of an object, its pointers' `prefix` taken off (an item's
