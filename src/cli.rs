@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{bail, Context as _};
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::{ClusterView, EmptyCluster, OfflineCluster};
@@ -202,17 +202,18 @@ fn parse_documents(name: &str, text: &str) -> anyhow::Result<Vec<crate::source::
     Ok(docs)
 }
 
+/// `source::read_all`, its error naming the path it is about.
+fn read_all(path: &Path) -> anyhow::Result<Vec<(std::path::PathBuf, String)>> {
+    crate::source::read_all(path)
+        .map_err(|(file, e)| anyhow::Error::new(e).context(format!("cannot read {}", file.display())))
+}
+
 /// Every document file at `path` (a file, or a directory's files), each read and parsed once,
 /// with its documents' positions; a file that is not YAML stops the read, named with where.
 fn read_files(path: &Path) -> anyhow::Result<Vec<(String, Vec<crate::source::SourceDocument>)>> {
-    let files = crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if files.is_empty() {
-        bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
-    }
     let mut out = Vec::new();
-    for file in files {
+    for (file, text) in read_all(path)? {
         let name = file.display().to_string();
-        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {name}"))?;
         let docs = parse_documents(&name, &text)?;
         out.push((name, docs));
     }

@@ -301,17 +301,9 @@ impl Registry {
     /// under a directory (in name order). A directory that holds none is an error: a
     /// registry named and never read would leave its names out of the namespace unsaid.
     pub fn add_file(&mut self, path: &Path) -> Result<(), Error> {
-        let read = |path: &Path, source| Error::Read { path: path.display().to_string(), source };
-        let files = crate::source::discover(path).map_err(|e| read(path, e))?;
-        if files.is_empty() {
-            let none = std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "the directory holds no *.yaml, *.yml or *.json file",
-            );
-            return Err(read(path, none));
-        }
-        for file in files {
-            let text = std::fs::read_to_string(&file).map_err(|e| read(&file, e))?;
+        let files = crate::source::read_all(path)
+            .map_err(|(path, source)| Error::Read { path: path.display().to_string(), source })?;
+        for (file, text) in files {
             self.add_text(&file.display().to_string(), &text)?;
         }
         Ok(())

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 mod fast;
 mod files;
 
-pub use files::{discover, is_document_file, walk, Walked};
+pub use files::{discover, is_document_file, read_all, walk, Walked, NO_DOCUMENT_FILES};
 
 use crate::pointer::escape;
 use serde_json::{Map, Number, Value};

@@ -108,6 +108,12 @@ fn check_reads_a_list_document_as_its_items() {
     assert!(text.contains("1 of kinds no rule judges (v1 ConfigMap)"), "{text}");
     // Unpaired, the CRD is new and nothing is tightened: no item is judged deleted either.
     stdout(enforced().arg(&head), 0);
+    // A base directory that holds no document file is an error, not a base of nothing against
+    // which every document would be new and nothing tightened.
+    let empty = tempfile::tempdir().unwrap();
+    let out = enforced().arg(&head).arg("--base").arg(empty.path()).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--base") && err.contains("holds no *.yaml, *.yml or *.json file"), "{err}");
     // JSON: the pointer is the item's own, and the item is named.
     let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "json"]), 1);
     let report: Value = serde_json::from_str(&out).unwrap();

@@ -173,7 +173,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
         walk_notes.extend(walked.notes);
         if walked.files.is_empty() {
-            bail!("{}: no *.yaml, *.yml or *.json files found", path.display());
+            bail!("{}: {}", path.display(), crate::source::NO_DOCUMENT_FILES);
         }
         queued.extend(walked.files.into_iter().map(Input::File));
     }
@@ -219,11 +219,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             .filter(|t| t.category == crate::registry::TypeCategory::Trait)
             .map(|t| t.name.clone())
             .collect();
-        for file in
-            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
-        {
-            let text =
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        for (file, text) in super::read_all(path)? {
             crate::report::check_profile(
                 &mut report,
                 &engine,
@@ -235,11 +231,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for path in &args.values {
-        for file in
-            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
-        {
-            let text =
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        for (file, text) in super::read_all(path)? {
             crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
         }
     }
@@ -278,12 +270,13 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
     let path = Path::new(base);
     if path.is_dir() || path.is_file() {
-        let mut docs = Vec::new();
-        for file in crate::source::discover(path).with_context(|| format!("cannot read {base}"))? {
-            let text =
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            docs.push(crate::report::Source { name: file.display().to_string(), text });
-        }
+        // An empty directory is an error, not a base that holds nothing: against it every
+        // document would be judged new, and no change judged at all.
+        let docs: Vec<crate::report::Source> = super::read_all(path)
+            .context("--base")?
+            .into_iter()
+            .map(|(file, text)| crate::report::Source { name: file.display().to_string(), text })
+            .collect();
         return Ok(base_of(&docs)?.complete());
     }
     let git = |args: &[&str]| std::process::Command::new("git").args(args).output();

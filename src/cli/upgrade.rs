@@ -131,11 +131,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
     let mut unreadable = Vec::new();
     for path in &args.paths {
-        for file in
-            crate::source::discover(path).with_context(|| format!("cannot read {}", path.display()))?
-        {
-            let source =
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        for (file, source) in super::read_all(path)? {
             let (docs, syntax) = crate::source::parse_stream(&source);
             if let Some(e) = syntax {
                 unreadable.push(format!(

@@ -4,6 +4,28 @@
 
 use std::path::{Path, PathBuf};
 
+/// What is said of a directory named to be read that holds no document file.
+pub const NO_DOCUMENT_FILES: &str = "holds no *.yaml, *.yml or *.json file";
+
+/// The document files at `path` (itself if it is a file, else those `discover` finds below
+/// it), each read whole, in name order. A directory that holds none is an error, never an
+/// empty answer: a path named to be read was meant to hold something. An error comes with the
+/// path it is about.
+pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, String)>, (PathBuf, std::io::Error)> {
+    let files = discover(path).map_err(|e| (path.to_path_buf(), e))?;
+    if files.is_empty() {
+        let none = std::io::Error::new(std::io::ErrorKind::NotFound, NO_DOCUMENT_FILES);
+        return Err((path.to_path_buf(), none));
+    }
+    files
+        .into_iter()
+        .map(|file| match std::fs::read_to_string(&file) {
+            Ok(text) => Ok((file, text)),
+            Err(e) => Err((file, e)),
+        })
+        .collect()
+}
+
 /// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
 pub fn is_document_file(path: &Path) -> bool {
     matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
