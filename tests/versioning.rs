@@ -793,6 +793,27 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     assert!(detail.starts_with("cannot read the published constructs: no cluster state"), "{detail}");
 }
 
+/// `covenant upgrade --context PUBLISHED PATH EXTRA…`, which must exit with `code`: its stdout
+/// and stderr.
+fn upgrade(
+    published: &std::path::Path,
+    path: &std::path::Path,
+    extra: &[&str],
+    code: i32,
+) -> (String, String) {
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["upgrade", "--context"])
+        .arg(published)
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert_eq!(out.status.code(), Some(code), "{stdout}{stderr}");
+    (stdout, stderr)
+}
+
 /// `covenant upgrade` over the seed's worked example: ruby-service 1.1.0 → 2.0.0 removes
 /// `xlarge`, so a consumer using it is told it would not apply (naming the finding) and one
 /// using `medium` that it would; `--write` moves only the latter's pin, every other byte
@@ -804,18 +825,7 @@ async fn upgrade_says_whether_each_manifest_would_still_apply() {
     let manifest = "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: web\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType:\n    kind: ClusterComponentType\n    name: deployment/ruby-service\n    version: \"1\"\n  parameters:\n    sizeClass: xlarge\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: api\n  namespace: bakery\nspec:\n  owner: {projectName: bakery}\n  componentType:\n    kind: ClusterComponentType\n    name: deployment/ruby-service\n    version: '1'   # the stable line\n  parameters:\n    sizeClass: medium\n";
     let file = dir.path().join("components.yaml");
     std::fs::write(&file, manifest).unwrap();
-    let run = |extra: &[&str]| {
-        let out = assert_cmd::Command::cargo_bin("covenant")
-            .unwrap()
-            .args(["upgrade", "--context"])
-            .arg(&published)
-            .arg(&file)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| upgrade(&published, &file, extra, 0).0;
     let json: Value = serde_json::from_str(&run(&["--output", "json"])).unwrap();
     let plans = json.as_array().unwrap();
     assert_eq!(plans.len(), 2, "{json}");
@@ -898,18 +908,7 @@ fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
         binding("staging", "{enabled: false}")
     );
     std::fs::write(dir.path().join("bindings.yaml"), &bindings).unwrap();
-    let run = |extra: &[&str]| {
-        let out = assert_cmd::Command::cargo_bin("covenant")
-            .unwrap()
-            .args(["upgrade", "--context"])
-            .arg(&published)
-            .arg(dir.path())
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| upgrade(&published, dir.path(), extra, 0).0;
     let json: Value = serde_json::from_str(&run(&["--output", "json"])).unwrap();
     let plans = json.as_array().unwrap();
     assert_eq!(plans.len(), 1, "{json}");
@@ -968,17 +967,7 @@ fn upgrade_plans_nothing_from_inputs_it_cannot_read() {
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nspec: [\n",
     )
     .unwrap();
-    let run = |path: &std::path::Path| {
-        let out = assert_cmd::Command::cargo_bin("covenant")
-            .unwrap()
-            .args(["upgrade", "--write", "--context"])
-            .arg(&published)
-            .arg(path)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
-        String::from_utf8(out.stderr).unwrap()
-    };
+    let run = |path: &std::path::Path| upgrade(&published, path, &["--write"], 2).1;
     let err = run(dir.path());
     assert!(err.contains("nothing planned: ") && err.contains("bindings.yaml:4:1: not valid YAML"), "{err}");
     assert_eq!(
