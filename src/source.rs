@@ -320,7 +320,62 @@ pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option
         return builder.error.take();
     }
     let handed_on = builder.documents;
-    general(text.chars(), handed_on, &mut sink)
+    let error = general(text.chars(), handed_on, &mut sink);
+    match error {
+        Some(e) => json_stream_after(text, e, &mut sink),
+        None => None,
+    }
+}
+
+/// Where YAML stopped at `error`, the rest of a text that is a stream of JSON objects, as
+/// kubectl reads one (`jq -c` output: objects one after another, no `---` between them): each
+/// value a document of its own, at its own line and column. Else the error stands.
+fn json_stream_after(
+    text: &str,
+    error: SyntaxError,
+    sink: &mut dyn FnMut(SourceDocument),
+) -> Option<SyntaxError> {
+    let Some(spans) = json_stream(text) else { return Some(error) };
+    // YAML reads the first object, and stops where the next begins.
+    let first = error.documents_before;
+    if first >= spans.len() {
+        return Some(error);
+    }
+    for (index, span) in spans.into_iter().enumerate().skip(first) {
+        let before = &text[..span.start];
+        let lines = memchr::memchr_iter(b'\n', before.as_bytes()).count();
+        let column = before[before.rfind('\n').map_or(0, |n| n + 1)..].chars().count();
+        let value = format!("{}{}", " ".repeat(column), &text[span]);
+        let from = Resume { lines, documents: index, skip: 0 };
+        if let Some(error) = general_from(value.chars(), from, sink) {
+            return Some(error);
+        }
+    }
+    None
+}
+
+/// The spans of the values of a text that starts with `{` and is two or more JSON values with
+/// only whitespace between them; `None` for anything else.
+fn json_stream(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    if !text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{') {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    let mut spans = Vec::new();
+    loop {
+        let from = values.byte_offset();
+        match values.next() {
+            None => break,
+            Some(Ok(_)) => {
+                let end = values.byte_offset();
+                let blank =
+                    text[from..end].len() - text[from..end].trim_start_matches([' ', '\t', '\n', '\r']).len();
+                spans.push(from + blank..end);
+            }
+            Some(Err(_)) => return None,
+        }
+    }
+    (spans.len() > 1).then_some(spans)
 }
 
 /// Whether the line reader reads `text` (`None` when it declines it) and, if it does,
@@ -527,7 +582,13 @@ fn in_pieces(
         let mut chars = ReadChars::new(rest);
         chars.offset = bytes_before;
         let error = general_from(&mut chars, from, &mut sink);
-        return (error, problem.or_else(|| chars.problem().map(str::to_string)));
+        let problem = problem.or_else(|| chars.problem().map(str::to_string));
+        // A whole file in this one piece may be a stream of JSON objects.
+        let error = match (error, text) {
+            (Some(e), Some(text)) if end && from.documents == 0 => json_stream_after(text, e, &mut sink),
+            (error, _) => error,
+        };
+        return (error, problem);
     }
 }
 
@@ -1319,6 +1380,33 @@ mod tests {
         );
         assert_eq!(line_reader_agrees(text), None, "a tag: the general reader alone");
         assert_eq!(line_reader_agrees("a: yes\nOff: 1\nc: [n, Y]\nd:\n  - ON\n"), Some(true));
+    }
+
+    #[test]
+    fn a_stream_of_json_objects_is_read_as_kubectl_reads_it() {
+        // `jq -c` output, and two objects on one line: a document each, at its own place.
+        let text = "{\"a\": 1}\n{\n  \"b\": {\"c\": 2}\n}\n  {\"d\": 3} {\"e\": [4]}\n";
+        let expected = [json!({"a": 1}), json!({"b": {"c": 2}}), json!({"d": 3}), json!({"e": [4]})];
+        let (docs, error) = parse_stream(text);
+        assert_eq!(error, None);
+        assert_eq!(docs.iter().map(|d| d.value.clone()).collect::<Vec<_>>(), expected);
+        assert_eq!(docs.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(docs[1].positions.locate("/b/c"), Position { line: 3, column: 9 });
+        assert_eq!(docs[2].positions.locate("/d"), Position { line: 5, column: 4 });
+        assert_eq!(docs[3].positions.locate("/e/0"), Position { line: 5, column: 19 });
+        // A file, read in pieces, the same.
+        let mut read = Vec::new();
+        let (error, problem) = in_pieces(text.as_bytes(), 4, |d| read.push(d.value));
+        assert_eq!((error, problem, read), (None, None, expected.to_vec()));
+        // What is not a stream of JSON values keeps YAML's error.
+        for bad in ["{\"a\": 1,}\n{\"b\": 2}\n", "{\"a\": 1}\nb: 2\n"] {
+            let error = parse_stream(bad).1.expect(bad);
+            assert!(
+                error.reason.contains("did not find expected <document start>"),
+                "{bad}: {}",
+                error.reason
+            );
+        }
     }
 
     #[test]

@@ -485,6 +485,23 @@ fn a_scalar_kubectl_reads_as_a_boolean_is_a_warning_where_it_is() {
     assert!(f["message"].as_str().unwrap().contains("the boolean true to kubectl"), "{f}");
 }
 
+/// A stream of JSON objects (`kubectl get -o json | jq -c '.items[]'`) is read as kubectl
+/// reads it, an object a document: from stdin, each judged and found at its own line.
+#[test]
+fn a_stream_of_json_objects_is_a_document_each() {
+    let stream = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}\n\
+                  {\"schema\":\"space.app\",\"version\":\"2\",\"name\":\"b\"}\n";
+    let out = covenant().args(["check", "-", "--output", "json"]).write_stdin(stream).assert().code(1);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["summary"]["documents"], 2, "{v}");
+    let f = &v["findings"][0];
+    assert_eq!(
+        (f["rule"].as_str(), f["document"].as_u64(), f["line"].as_u64()),
+        (Some("CVN-106"), Some(1), Some(2)),
+        "{v}"
+    );
+}
+
 /// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file
 /// name), and walks a directory reached again through a symlink once, saying so once.
 #[test]
