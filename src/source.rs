@@ -443,12 +443,17 @@ fn general_from(
     // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
     // says of the end it met there ("unexpected end of stream") is not.
     if let Some((found, at)) = stop.get() {
+        let (code, allowed) = (u32::from(found), "only tab, line feed and carriage return");
         return builder.error.take().or(Some(SyntaxError {
-            reason: format!(
-                "the control character U+{:04X}, which neither YAML nor JSON allows in a text (only tab, line feed and carriage return; in a double-quoted string write it as \\u{:04X})",
-                u32::from(found),
-                u32::from(found)
-            ),
+            reason: if c0_control(found) {
+                format!(
+                    "the control character U+{code:04X}, which neither YAML nor JSON allows in a text ({allowed}; in a double-quoted string write it as \\u{code:04X})"
+                )
+            } else {
+                format!(
+                    "the character U+{code:04X}, which YAML does not allow in a text (kubectl refuses it; in a double-quoted string write it as \\u{code:04X})"
+                )
+            },
             at: at.below(from.lines),
             documents_before: builder.documents,
         }));
@@ -471,22 +476,36 @@ fn general_from(
 /// have; shared by the characters and the builder.
 type Stop = Rc<Cell<Option<(char, Position)>>>;
 
-/// The characters given to yaml-rust2, ended at the first C0 control character other than tab,
-/// line feed and carriage return, which neither YAML nor JSON allows in a text (kubectl's
-/// reader refuses them). yaml-rust2 takes a NUL for the end of the stream, so every document
-/// after one would be left unread without a word, and it takes the other controls as text. The
-/// control found and where it is are left in `stop`, which the builder reads: the document it
-/// cut is not handed on.
+/// The characters given to yaml-rust2, ended at the first one the text may not hold: a C0
+/// control other than tab, line feed and carriage return, which neither YAML nor JSON allows;
+/// in a YAML text also DEL, a C1 control but NEL, U+FFFE and U+FFFF, which YAML does not
+/// print (a JSON text may hold them in a string). kubectl's readers refuse the same, and tell
+/// JSON from YAML as it is told here, by a first `{`. yaml-rust2 takes a NUL for the end of the
+/// stream, so every document after one would be left unread without a word, and it takes the
+/// other controls as text. The character found and where it is are left in `stop`, which the
+/// builder reads: the document it cut is not handed on.
 struct Printable<I> {
     chars: I,
     at: Position,
     stop: Stop,
+    /// Whether the text is JSON (it starts with `{`), once its first character is read.
+    json: Option<bool>,
 }
 
 impl<I> Printable<I> {
     fn new(chars: I, stop: Stop) -> Printable<I> {
-        Printable { chars, at: Position { line: 1, column: 1 }, stop }
+        Printable { chars, at: Position { line: 1, column: 1 }, stop, json: None }
     }
+}
+
+/// Whether neither YAML nor JSON allows `c` anywhere in a text.
+fn c0_control(c: char) -> bool {
+    c < ' ' && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Whether YAML does not print `c`, though JSON allows it raw inside a string.
+fn unprintable_in_yaml(c: char) -> bool {
+    matches!(c, '\u{7f}' | '\u{80}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}')
 }
 
 impl<I: Iterator<Item = char>> Iterator for Printable<I> {
@@ -497,7 +516,10 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
             return None;
         }
         let c = self.chars.next()?;
-        if c < ' ' && !matches!(c, '\t' | '\n' | '\r') {
+        if self.json.is_none() && !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            self.json = Some(c == '{');
+        }
+        if c0_control(c) || self.json != Some(true) && unprintable_in_yaml(c) {
             self.stop.set(Some((c, self.at)));
             return None;
         }
@@ -1265,6 +1287,20 @@ mod tests {
         // Read from a file in pieces, the same.
         let (error, problem) = in_pieces(text.as_bytes(), 4, |_| {});
         assert_eq!((error.map(|e| e.at), problem), (Some(Position { line: 5, column: 8 }), None));
+        // DEL, C1 controls but NEL, U+FFFE and U+FFFF: YAML does not print them, and a YAML
+        // text is refused at them; a JSON text (it starts with `{`) may hold them in a string.
+        for (text, at) in
+            [("a: x\u{7f}\n", (1, 5)), ("a: \"\u{80}\"\n", (1, 5)), ("# {\nb: \u{ffff}\n", (2, 4))]
+        {
+            let error = parse_stream(text).1.expect(text);
+            assert!(error.reason.contains("which YAML does not allow"), "{text:?}: {}", error.reason);
+            assert_eq!((error.at.line, error.at.column), at, "{text:?}");
+        }
+        let (docs, error) = parse_stream("{\"a\": \"x\u{7f}\u{80}\u{9f}\"}\n");
+        assert_eq!((docs[0].value.clone(), error), (json!({"a": "x\u{7f}\u{80}\u{9f}"}), None));
+        // NEL is printable.
+        let (docs, error) = parse_stream("a: \"\u{85}\"\n");
+        assert_eq!((docs[0].value.clone(), error), (json!({"a": "\u{85}"}), None));
         // Tab, carriage return and line feed are text.
         let (docs, error) = parse_stream("a: 1\t\r\nb: \"\t\"\r\n");
         assert_eq!((docs[0].value.clone(), error), (json!({"a": 1, "b": "\t"}), None));
