@@ -735,8 +735,9 @@ enum Frame {
         key: Option<(String, u32)>,
         /// Whether that key is the merge key `<<`, whose value is merged in, not a member.
         merging: bool,
-        /// The values of its merge keys, each with where its key is: merged in at its end.
-        merges: Vec<(Value, Position)>,
+        /// The mappings its merge keys name, in order, each with where its key is: merged in at
+        /// its end.
+        merges: Vec<(Map<String, Value>, Position)>,
         size: usize,
         id: u32,
     },
@@ -901,25 +902,31 @@ impl<'s> Builder<'s> {
                 }
             }
             Slot::Member((k, entry)) => {
-                let at = self.positions.entries[entry as usize].at;
                 let Some(Frame::Map { members, merging, merges, .. }) = self.stack.last_mut() else { return };
                 if !std::mem::take(merging) {
                     // The first occurrence of a key wins; a duplicate is reported, not merged.
                     members.entry(k).or_insert(value);
                     return;
                 }
-                let mappings = match &value {
-                    Value::Object(_) => true,
-                    Value::Array(items) => items.iter().all(Value::is_object),
-                    _ => false,
+                let at = self.positions.entries[entry as usize].at;
+                // A mapping, or a list of mappings, each merged in its turn.
+                let mappings: Option<Vec<Map<String, Value>>> = match value {
+                    Value::Object(mapping) => Some(vec![mapping]),
+                    Value::Array(items) => items
+                        .into_iter()
+                        .map(|item| match item {
+                            Value::Object(mapping) => Some(mapping),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => None,
                 };
-                if mappings {
-                    merges.push((value, at));
-                } else {
-                    self.fail(
+                match mappings {
+                    Some(mappings) => merges.extend(mappings.into_iter().map(|m| (m, at))),
+                    None => self.fail(
                         "a merge key (`<<`) takes a mapping or a list of mappings (as kubectl reads it)",
                         at,
-                    );
+                    ),
                 }
             }
         }
@@ -929,20 +936,14 @@ impl<'s> Builder<'s> {
     /// and kubectl (go-yaml) reads it: a key the mapping gives itself wins, wherever it is,
     /// and of the mappings merged, the first to give a key wins. A merged member is found at
     /// its merge key.
-    fn merge(&mut self, members: &mut Map<String, Value>, merges: Vec<(Value, Position)>, id: u32) {
-        for (value, at) in merges {
-            let mappings = match value {
-                Value::Array(items) => items,
-                one => vec![one],
-            };
-            for (k, v) in mappings
-                .into_iter()
-                .filter_map(|m| match m {
-                    Value::Object(m) => Some(m),
-                    _ => None,
-                })
-                .flatten()
-            {
+    fn merge(
+        &mut self,
+        members: &mut Map<String, Value>,
+        merges: Vec<(Map<String, Value>, Position)>,
+        id: u32,
+    ) {
+        for (mapping, at) in merges {
+            for (k, v) in mapping {
                 if !members.contains_key(&k) {
                     self.positions.record(id, &k, at);
                     members.insert(k, v);
@@ -1100,13 +1101,21 @@ impl Builder<'_> {
                 self.begin_node(mark);
                 let plain = style == TScalarStyle::Plain;
                 self.merge_key = plain && text == "<<" && tag.as_ref().is_none_or(|t| t.suffix == "merge");
-                let boolean = plain && tag.is_none() && text.len() <= 3;
-                let boolean = boolean.then(|| AmbiguousScalar::boolean(&text)).flatten();
-                let written = boolean.map(|_| text.clone());
-                let key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
+                // A YAML 1.1 boolean, kept as text: whether it is a key is known before it
+                // finishes (and becomes the mapping's key).
+                let ambiguous = if plain && tag.is_none() { AmbiguousScalar::boolean(&text) } else { None }
+                    .map(|boolean| {
+                        (
+                            boolean,
+                            text.clone(),
+                            matches!(self.stack.last(), Some(Frame::Map { key: None, .. })),
+                        )
+                    });
                 let value = scalar(text, style, tag.as_ref());
                 self.finish_node(value, anchor, 1, mark);
-                if let (Some(boolean), Some(text)) = (boolean, written) {
+                // Taken by a key; a `<<` value leaves nothing for the next key.
+                self.merge_key = false;
+                if let Some((boolean, text, key)) = ambiguous {
                     self.ambiguous_scalar(text, boolean, key, mark);
                 }
             }
