@@ -96,6 +96,15 @@ const OPENAPI_KEPT: &[&str] = &[
     "$ref",
 ];
 
+/// "; did you mean …?" with the keyword of `dialect` nearest to `keyword`, or nothing.
+fn nearest_keyword(dialect: Dialect, keyword: &str) -> String {
+    let only = match dialect {
+        Dialect::OpenApi => &[][..],
+        Dialect::JsonSchema => JSON_SCHEMA_ONLY,
+    };
+    crate::suggest::hint(keyword, KEYWORDS.iter().chain(only).copied())
+}
+
 /// The keys an `x-kubernetes-validations` rule may carry.
 const CEL_KEYS: &[&str] = &["rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"];
 
@@ -137,7 +146,7 @@ pub fn unknown_keywords(schema: &Arc<Schema>, at: &str) -> Vec<(String, String)>
             Some(Reach::Not) => place.push_str("/not"),
         }
         for key in node.extensions.keys().filter(|k| !OPENAPI_KEPT.contains(&k.as_str())) {
-            let hint = crate::suggest::hint(key, KEYWORDS.iter().copied());
+            let hint = nearest_keyword(Dialect::OpenApi, key);
             found.push((
                 format!("{place}/{}", crate::pointer::escape(key)),
                 format!(
@@ -269,8 +278,9 @@ pub fn load_noting_unknown(
     dialect: Dialect,
 ) -> (Result<Schema, Vec<LoadProblem>>, Vec<UnknownKeyword>) {
     let mut loader = Loader::new(value, at, dialect, Keep::ALL);
+    loader.unknown = Some(Vec::new());
     let schema = loader.load();
-    (schema, loader.unknown)
+    (schema, loader.unknown.unwrap_or_default())
 }
 
 /// Load a schema keeping what `keep` says (`load_keeping_unknown` keeps everything).
@@ -404,8 +414,8 @@ struct Loader<'v> {
     /// What is kept beside the shape: unknown keywords (as extensions, instead of reporting
     /// them), descriptions.
     keep: Keep,
-    /// The unknown keywords kept.
-    unknown: Vec<UnknownKeyword>,
+    /// The unknown keywords kept, when asked for (`load_noting_unknown`).
+    unknown: Option<Vec<UnknownKeyword>>,
 }
 
 impl<'v> Loader<'v> {
@@ -419,7 +429,7 @@ impl<'v> Loader<'v> {
             definitions: HashMap::new(),
             nodes: 0,
             keep,
-            unknown: Vec::new(),
+            unknown: None,
         }
     }
 
@@ -431,15 +441,6 @@ impl<'v> Loader<'v> {
         } else {
             Err(std::mem::take(&mut self.problems))
         }
-    }
-
-    /// "; did you mean …?" with the keyword of the dialect nearest to `keyword`, or nothing.
-    fn nearest_keyword(&self, keyword: &str) -> String {
-        let known: Vec<&str> = match self.dialect {
-            Dialect::OpenApi => KEYWORDS.to_vec(),
-            Dialect::JsonSchema => KEYWORDS.iter().chain(JSON_SCHEMA_ONLY).copied().collect(),
-        };
-        crate::suggest::hint(keyword, known.iter().copied())
     }
 
     fn problem(&mut self, at: Location, message: impl Into<String>) {
@@ -741,12 +742,14 @@ impl<'v> Loader<'v> {
                     s.extensions.insert(k.to_string(), v.clone());
                 }
                 k if self.keep.unknown => {
-                    let hint = self.nearest_keyword(k);
-                    self.unknown.push(UnknownKeyword { at: here.location(), keyword: k.to_string(), hint });
+                    if let Some(unknown) = &mut self.unknown {
+                        let hint = nearest_keyword(self.dialect, k);
+                        unknown.push(UnknownKeyword { at: here.location(), keyword: k.to_string(), hint });
+                    }
                     s.extensions.insert(k.to_string(), v.clone());
                 }
                 other => {
-                    let hint = self.nearest_keyword(other);
+                    let hint = nearest_keyword(self.dialect, other);
                     let what = match self.dialect {
                         Dialect::OpenApi => "an OpenAPI v3 structural schema",
                         Dialect::JsonSchema => "covenant's JSON Schema reader",
