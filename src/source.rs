@@ -971,18 +971,115 @@ impl<'s> Builder<'s> {
     }
 }
 
-fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
-    let resolve = match tag {
-        Some(t) if t.handle == "!!" && t.suffix == "str" => false,
-        Some(t) if t.handle == "tag:yaml.org,2002:" && t.suffix == "str" => false,
-        Some(_) => true,
-        None => style == TScalarStyle::Plain,
-    };
-    if resolve {
-        resolve_plain(text)
-    } else {
-        Value::String(text)
+/// A scalar's value: a plain one resolved, a quoted or block one text, a tagged one as its tag
+/// says. The error is why a tagged scalar cannot be what its tag names.
+fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Result<Value, String> {
+    match tag {
+        Some(tag) => tagged(text, tag),
+        None if style == TScalarStyle::Plain => Ok(resolve_plain(text)),
+        None => Ok(Value::String(text)),
     }
+}
+
+/// A scalar with an explicit tag, read as go-yaml reads it (kubectl's v2 and the launcher's v3
+/// agree), whatever the scalar's style. `!!int`, `!!float`, `!!bool`, `!!null` and
+/// `!!timestamp` resolve the text and refuse one that is not of their kind, as go-yaml's
+/// "cannot decode !!str `abc` as a !!int" does; `!!bool` takes YAML 1.1's `yes`/`on`/… too, and
+/// `!!float` makes an integer a float. `!!binary` is its base64 decoded; a timestamp stays text,
+/// as go-yaml leaves it for a JSON document. `!!str` and every tag go-yaml does not resolve (a
+/// local `!name`, the non-specific `!`, `!!set`, another domain's) keep the text.
+fn tagged(text: String, tag: &Tag) -> Result<Value, String> {
+    const CORE: &str = "tag:yaml.org,2002:";
+    let name = format!("{}{}", tag.handle, tag.suffix);
+    let Some(kind) = name.strip_prefix(CORE) else { return Ok(Value::String(text)) };
+    let refused = |found: &Value| {
+        let found = match found {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(n) if n.is_f64() => "float",
+            Value::Number(_) => "int",
+            _ => "str",
+        };
+        let wanted = match kind {
+            "int" => "an integer",
+            "float" => "a number",
+            "bool" => "a boolean",
+            "null" => "null",
+            _ => "a timestamp",
+        };
+        format!(
+            "the scalar `{text}` is tagged !!{kind} but is not {wanted} (kubectl and the launcher \
+             refuse it: cannot decode !!{found} `{text}` as a !!{kind})"
+        )
+    };
+    match kind {
+        "int" => match resolve_plain(text.clone()) {
+            Value::Number(n) if !n.is_f64() => Ok(Value::Number(n)),
+            found => Err(refused(&found)),
+        },
+        "float" => match resolve_plain(text.clone()) {
+            Value::Number(n) => {
+                Ok(n.as_f64().and_then(Number::from_f64).map_or(Value::Number(n), Value::Number))
+            }
+            found => Err(refused(&found)),
+        },
+        "bool" => match AmbiguousScalar::boolean(&text) {
+            Some(b) => Ok(Value::Bool(b)),
+            None => match resolve_plain(text.clone()) {
+                Value::Bool(b) => Ok(Value::Bool(b)),
+                found => Err(refused(&found)),
+            },
+        },
+        "null" => match resolve_plain(text.clone()) {
+            Value::Null => Ok(Value::Null),
+            found => Err(refused(&found)),
+        },
+        "timestamp" if go_timestamp(&text) => Ok(Value::String(text)),
+        "timestamp" => Err(refused(&resolve_plain(text.clone()))),
+        "binary" => {
+            use base64::Engine;
+            let packed: String = text.split_ascii_whitespace().collect();
+            match base64::engine::general_purpose::STANDARD.decode(packed) {
+                Ok(bytes) => Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned())),
+                Err(e) => Err(format!("the scalar tagged !!binary is not base64 ({e})")),
+            }
+        }
+        _ => Ok(Value::String(text)),
+    }
+}
+
+/// Whether a text is a timestamp in one of the forms go-yaml takes (Go's `2006-1-2`,
+/// `2006-1-2T15:4:5.999999999Z07:00` with `T` or `t`, `2006-1-2 15:4:5.999999999`), each
+/// field in its range.
+fn go_timestamp(text: &str) -> bool {
+    static FORM: OnceLock<regex::Regex> = OnceLock::new();
+    let form = FORM.get_or_init(|| {
+        regex::Regex::new(
+            r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?(?:Z|[-+]([0-9]{2}):([0-9]{2})))|(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?))?$",
+        )
+        .expect("a valid pattern")
+    });
+    let Some(fields) = form.captures(text) else { return false };
+    let field = |i: usize| fields.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(u32::MAX));
+    let date = match (field(1), field(2), field(3)) {
+        (Some(year), Some(month), Some(day)) => u8::try_from(month)
+            .ok()
+            .and_then(|m| time::Month::try_from(m).ok())
+            .zip(i32::try_from(year).ok())
+            .is_some_and(|(month, year)| {
+                u8::try_from(day).is_ok_and(|d| time::Date::from_calendar_date(year, month, d).is_ok())
+            }),
+        _ => false,
+    };
+    let below = |i: usize, limit: u32| field(i).is_none_or(|v| v < limit);
+    date && below(4, 24)
+        && below(5, 60)
+        && below(6, 60)
+        && below(7, 24)
+        && below(8, 60)
+        && below(9, 24)
+        && below(10, 60)
+        && below(11, 60)
 }
 
 /// A plain scalar's value as go-yaml resolves it: kubectl reads manifests with go-yaml v2 and
@@ -1111,7 +1208,15 @@ impl Builder<'_> {
                             matches!(self.stack.last(), Some(Frame::Map { key: None, .. })),
                         )
                     });
-                let value = scalar(text, style, tag.as_ref());
+                let value = match scalar(text, style, tag.as_ref()) {
+                    Ok(value) => value,
+                    Err(reason) => {
+                        // As go-yaml, the stream stops here: the document is not handed on.
+                        self.fail(&reason, mark);
+                        self.halted = true;
+                        return;
+                    }
+                };
                 self.finish_node(value, anchor, 1, mark);
                 // Taken by a key; a `<<` value leaves nothing for the next key.
                 self.merge_key = false;
@@ -1394,6 +1499,59 @@ mod tests {
             assert_eq!(error, None, "{text}");
             assert_eq!(docs[0].value["v"], expected, "{text}");
             assert_eq!(docs[0].value["q"], json!(text), "quoted, {text} is text");
+        }
+    }
+
+    #[test]
+    fn tagged_scalars_resolve_as_go_yaml_resolves_them() {
+        let cases = [
+            ("!!str 123", json!("123")),
+            ("!!int \"12\"", json!(12)),
+            ("!!int 0x10", json!(16)),
+            ("!!float 1", json!(1.0)),
+            ("!!float '2.5'", json!(2.5)),
+            ("!!bool yes", json!(true)),
+            ("!!bool 'Off'", json!(false)),
+            ("!!bool true", json!(true)),
+            ("!!null ''", json!(null)),
+            ("!!null ~", json!(null)),
+            ("!!binary aGVsbG8=", json!("hello")),
+            ("!!binary |\n    aGVs\n    bG8=", json!("hello")),
+            ("!!timestamp 2001-12-14", json!("2001-12-14")),
+            ("!!timestamp 2001-12-14t21:59:43.10-05:00", json!("2001-12-14t21:59:43.10-05:00")),
+            ("!<tag:yaml.org,2002:int> '7'", json!(7)),
+            // Tags go-yaml does not resolve keep the text.
+            ("!foo 12", json!("12")),
+            ("! 12", json!("12")),
+            ("!!set 12", json!("12")),
+            ("!<tag:example.com,2024:port> 12", json!("12")),
+        ];
+        for (text, expected) in cases {
+            let (docs, error) = parse_stream(&format!("v: {text}\nnext: 1\n"));
+            assert_eq!(error, None, "{text}");
+            assert_eq!(docs[0].value["v"], expected, "{text}");
+            assert_eq!(docs[0].value["next"], json!(1), "{text}");
+        }
+        // A scalar that is not what its tag names stops the stream there, as go-yaml does, and
+        // its document is not handed on.
+        let refused = [
+            ("!!int abc", "cannot decode !!str `abc` as a !!int"),
+            ("!!int 1.5", "cannot decode !!float `1.5` as a !!int"),
+            ("!!float x", "cannot decode !!str `x` as a !!float"),
+            ("!!bool 1", "cannot decode !!int `1` as a !!bool"),
+            ("!!null x", "cannot decode !!str `x` as a !!null"),
+            ("!!timestamp 2001-13-01", "as a !!timestamp"),
+            ("!!timestamp 2001-02-29", "as a !!timestamp"),
+            ("!!binary not*base64", "not base64"),
+        ];
+        for (text, reason) in refused {
+            let (docs, error) = parse_stream(&format!("a: 1\n---\nk: x\nv: {text}\n---\nb: 2\n"));
+            let error = error.unwrap_or_else(|| panic!("{text} is refused"));
+            assert!(error.reason.contains(reason), "{text}: {}", error.reason);
+            // At the scalar's text, after its tag.
+            let column = 4 + text.find(' ').unwrap_or_default() + 1;
+            assert_eq!((error.at, error.documents_before), (Position { line: 4, column }, 1), "{text}");
+            assert_eq!(docs.len(), 1, "{text}: only the document before is handed on");
         }
     }
 

@@ -455,6 +455,53 @@ fn merged_members_are_judged_where_the_merge_key_is() {
     );
 }
 
+/// A tagged scalar is what go-yaml makes of its tag: `!!int "8080"` an integer, a local tag's
+/// text text, and a scalar its tag cannot be a syntax error where it is.
+#[test]
+fn tagged_scalars_are_judged_as_kubectl_reads_them() {
+    let app = |port: &str| {
+        format!(
+            "apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata:\n  name: shop\n\
+             spec:\n  components:\n  - name: web\n    type: webservice\n    properties:\n\
+             \x20     image: shop:1\n      port: {port}\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let check = |port: &str, code: i32| {
+        std::fs::write(dir.path().join("app.yaml"), app(port)).unwrap();
+        let out = covenant()
+            .current_dir(dir.path())
+            .args(["check", "app.yaml", "--output", "json"])
+            .assert()
+            .code(code);
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["line"].as_u64(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(check("!!int \"8080\"", 0), []);
+    for text in ["!!str 8080", "!port 8080"] {
+        let found = check(text, 1);
+        assert_eq!(
+            found.iter().map(|(rule, line, _)| (rule.as_str(), *line)).collect::<Vec<_>>(),
+            [("CVN-103", Some(11))],
+            "{text}: {found:?}"
+        );
+    }
+    let found = check("!!int eighty", 1);
+    assert_eq!((found.len(), found[0].0.as_str(), found[0].1), (1, "CVN-109", Some(11)), "{found:?}");
+    assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
+}
+
 /// A plain `on` is a boolean to kubectl and text to covenant: CVN-110 warns where it is, in a
 /// list's item too (pointing into the item), and the run still passes.
 #[test]

@@ -611,7 +611,8 @@ apiextensions.k8s.io/v1 CRD version needs `schema.openAPIV3Schema`), a v1beta1
 are warnings. The same keyword in a component type's or trait's `openAPIV3Schema` is refused
 where it is (in a `$defs` definition, where the definition is): OpenChoreo decodes that schema
 strictly and refuses it too. It also refuses a file holding a control character other than
-tab, line feed and carriage return, at the character.
+tab, line feed and carriage return, at the character, and a scalar its tag says it is not
+(`!!int eighty`), which kubectl refuses too.
 
 ## Why it matters
 
