@@ -1114,9 +1114,8 @@ fn a_reviewed_crd_update_reads_each_distinct_schema_once_from_the_text() {
 }
 
 /// `covenant diff` on JSON files reads their text (each version schema straight into the
-/// model) and says exactly what it says on the same documents in YAML; a JSON file that
-/// repeats a key is refused, as the YAML reader refuses it, never read with the last key
-/// winning.
+/// model) and says exactly what it says on the same documents in YAML; a file that repeats a
+/// key, JSON or YAML, is refused, never read with the first or the last key winning.
 #[test]
 fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_key() {
     let scratch = tempfile::tempdir().unwrap();
@@ -1152,6 +1151,25 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("repeated.json") && err.contains("\"kind\" is repeated") && err.contains("line 3"),
+        "{err}"
+    );
+    // The same in YAML (two documents run together without `---` are one mapping, each key
+    // twice): refused where the key is repeated, never compared with the first winning.
+    let yaml = scratch.path().join("repeated.yaml");
+    let old = std::fs::read_to_string(crd_history("cert-manager/certificates/v1.5.0.yaml")).unwrap();
+    let lines = old.lines().count();
+    let new = std::fs::read_to_string(crd_history("cert-manager/certificates/v1.6.0.yaml")).unwrap();
+    std::fs::write(&yaml, format!("{old}{new}")).unwrap();
+    let out = covenant()
+        .arg("diff")
+        .arg(&yaml)
+        .arg(crd_history("cert-manager/certificates/v1.6.0.yaml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("repeated.yaml:{}:1: the key \"apiVersion\" is repeated", lines + 1)),
         "{err}"
     );
 }

@@ -854,6 +854,25 @@ fn build_inputs_are_held_to_the_same_strictness() {
     let (_, text) =
         run(vec![os(&scalar.join("app.yaml")), "--values".into(), os(&scalar.join("values.yaml"))]);
     assert!(text.contains("values not checked: no --package declares the parameters they set"), "{text}");
+    // A values file that sets one parameter twice is refused where it does, as the launcher's
+    // yaml.v3 refuses it, never read with the first (or the last) winning.
+    let twice = write("twice.yaml", "replicas: 2\nimage: a:1\nreplicas: 3\n".into());
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .arg("check")
+        .arg(scalar.join("app.yaml"))
+        .arg("--package")
+        .arg(scalar.join("kurel.yaml"))
+        .arg("--values")
+        .arg(&twice)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("twice.yaml:3:1: the key \"replicas\" is repeated in one mapping (first at line 1)"),
+        "{err}"
+    );
 }
 
 /// Compound enum members compare element by element with the same exact numeric equality as

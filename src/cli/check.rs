@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::{load_cluster, load_config, read_documents, read_files};
+use super::{load_cluster, load_config, read_documents, read_files, refuse_repeated_keys};
 use crate::engine::Engine;
 use crate::families::launcher::Inputs;
 use crate::report::Input;
@@ -115,9 +115,13 @@ fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
             inputs.add_package(&name, &doc)?;
         }
     }
+    // Values are data, never checked as documents: a repeated key is refused as they are read.
     for path in &args.values {
-        for (name, doc) in read_documents(path)? {
-            inputs.add_values(&name, &doc)?;
+        for (name, docs) in read_files(path)? {
+            for doc in docs {
+                refuse_repeated_keys(&name, &doc)?;
+                inputs.add_values(&name, &doc.value)?;
+            }
         }
     }
     Ok(inputs)

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::{load_config, parse_documents};
+use super::{load_config, parse_documents, refuse_repeated_keys};
 use crate::cluster::OfflineCluster;
 use crate::families::schema_bearing::Outline;
 use crate::schema::openapi::Keep;
@@ -72,8 +72,8 @@ impl Compared {
             text.drain(..'\u{feff}'.len_utf8());
         }
         if text.trim_start().starts_with('{') {
-            // The YAML reader refuses a repeated key; so does JSON read this way. Text that
-            // is not JSON (a YAML flow mapping) is read as YAML below.
+            // A repeated key is refused, read as YAML or (this way) as JSON. Text that is not
+            // JSON (a YAML flow mapping) is read as YAML below.
             match crate::source::refuse_repeated_keys(&text) {
                 // A list (`kubectl get crds -o json`) is read as a tree, for its item.
                 Ok(()) if is_list(&text) => {
@@ -86,7 +86,10 @@ impl Compared {
             }
         }
         match <[_; 1]>::try_from(parse_documents(&name, &text)?) {
-            Ok([doc]) => Ok(Compared::Tree(only_item(&name, doc.value)?)),
+            Ok([doc]) => {
+                refuse_repeated_keys(&name, &doc)?;
+                Ok(Compared::Tree(only_item(&name, doc.value)?))
+            }
             Err(docs) if docs.is_empty() => {
                 bail!("{name}: holds no document (it is empty, or only comments and `---`); expected one")
             }
