@@ -202,21 +202,12 @@ fn parse_documents(name: &str, text: &str) -> anyhow::Result<Vec<crate::source::
     Ok(docs)
 }
 
-/// Refuse a document read as an input (not checked, where CVN-108 would say it) that repeats
-/// a key in one mapping: YAML readers disagree on which of the two wins (go-yaml v2 takes the
-/// last, the launcher's yaml.v3 refuses the document, covenant keeps the first), so what the
-/// document means cannot be said.
+/// Refuse a document read as an input that repeats a key in one mapping
+/// (`DuplicateKey::refusal`), at the key repeated.
 fn refuse_repeated_keys(name: &str, doc: &crate::source::SourceDocument) -> anyhow::Result<()> {
     match doc.duplicates.first() {
         None => Ok(()),
-        Some(d) => bail!(
-            "{name}:{}:{}: the key \"{}\" is repeated in one mapping (first at line {}); YAML \
-             readers disagree on which one wins, so covenant does not choose",
-            d.again.line,
-            d.again.column,
-            d.key,
-            d.first.line
-        ),
+        Some(d) => bail!("{name}:{}:{}: {}", d.again.line, d.again.column, d.refusal()),
     }
 }
 

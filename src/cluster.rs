@@ -219,6 +219,14 @@ impl OfflineCluster {
                 return Err(err(e.to_string()));
             }
             for doc in docs {
+                if let Some(d) = doc.duplicates.first() {
+                    return Err(err(format!(
+                        "{} at line {}, column {}",
+                        d.refusal(),
+                        d.again.line,
+                        d.again.column
+                    )));
+                }
                 let (index, line) = (doc.index, doc.positions.start().line);
                 let read = objects_of(doc.value)
                     .map_err(|(at, what)| err(format!("document {index} (line {line}){at}: {what}")))?;

@@ -155,6 +155,19 @@ pub struct DuplicateKey {
     pub again: Position,
 }
 
+impl DuplicateKey {
+    /// Why a document read as an input (not checked, where CVN-108 would say it) is refused
+    /// for this key: which of the two wins is the reader's choice (go-yaml v2 takes the last,
+    /// the launcher's yaml.v3 refuses the document, covenant keeps the first).
+    pub fn refusal(&self) -> String {
+        format!(
+            "the key \"{}\" is repeated in one mapping (first at line {}); YAML readers disagree \
+             on which one wins, so covenant does not choose",
+            self.key, self.first.line
+        )
+    }
+}
+
 /// A plain scalar that YAML readers read as different values: one of the YAML 1.1 booleans
 /// (`yes`, `no`, `on`, `off`, `y`, `n`, in their three cases), which kubectl (go-yaml v2)
 /// reads as a boolean and YAML 1.2 readers (covenant, the launcher's yaml.v3) as text.

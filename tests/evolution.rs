@@ -317,6 +317,19 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("w.yaml: document 0 (line 1) /items/0: it names no apiVersion"), "{err}");
+    // An object that repeats a key is refused there, never read with the first winning.
+    std::fs::write(
+        listed.join("w.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+    )
+    .unwrap();
+    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("w.yaml: the key \"name\" is repeated in one mapping (first at line 4)")
+            && err.contains("at line 5, column 3"),
+        "{err}"
+    );
     std::fs::write(listed.join("w.yaml"), "# nothing here yet\n").unwrap();
     let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();

@@ -976,6 +976,21 @@ fn upgrade_plans_nothing_from_inputs_it_cannot_read() {
         "nothing written"
     );
 
+    // A pin written twice: which one kubectl applies is not the one a plan would judge and
+    // move, so nothing is planned either.
+    std::fs::remove_file(dir.path().join("bindings.yaml")).unwrap();
+    let twice = component.replace("version: \"1\"}\n", "version: \"1\"}\n  componentType: {name: x}\n");
+    std::fs::write(dir.path().join("component.yaml"), &twice).unwrap();
+    let err = run(dir.path());
+    assert!(
+        err.contains("nothing planned: ")
+            && err.contains(
+                "component.yaml:9:3: the key \"componentType\" is repeated in one mapping (first at line 8)"
+            ),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("component.yaml")).unwrap(), twice, "nothing written");
+
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("notes.yaml"), "# nothing yet\n").unwrap();
     let err = run(empty.path());

@@ -142,6 +142,17 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     e.reason
                 ));
             }
+            // A pin written twice: the plan would judge one and `--write` move one, while
+            // kubectl applies the other.
+            for d in docs.iter().filter_map(|doc| doc.duplicates.first()) {
+                unreadable.push(format!(
+                    "{}:{}:{}: {}",
+                    file.display(),
+                    d.again.line,
+                    d.again.column,
+                    d.refusal()
+                ));
+            }
             files.push((file, source, docs));
         }
     }
