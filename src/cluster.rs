@@ -213,7 +213,7 @@ impl OfflineCluster {
             .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?
         {
             let err = |reason: String| LoadError { path: path.display().to_string(), reason };
-            let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
+            let text = crate::source::read_text(&path).map_err(|e| err(e.to_string()))?;
             let (docs, syntax) = parse_stream(&text);
             if let Some(e) = syntax {
                 return Err(err(e.to_string()));

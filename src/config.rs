@@ -202,7 +202,7 @@ impl Config {
 
     /// Load a file.
     pub fn load(path: &Path) -> Result<Config, Error> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::source::read_text(path)
             .map_err(|source| Error::Read { path: path.display().to_string(), source })?;
         Config::from_text(&path.display().to_string(), &text, path.parent())
     }

@@ -733,6 +733,17 @@ pub fn check_each(
             Input::Read(source) => source.name.clone(),
             Input::File(path) => path.display().to_string(),
         };
+        // A UTF-16 file (it begins with its byte-order mark) is read whole, into UTF-8.
+        let input = match input {
+            Input::File(path) if crate::source::is_utf16(&path) => match crate::source::read_text(&path) {
+                Ok(text) => Input::Read(Source { name: file.clone(), text }),
+                Err(e) => {
+                    unreadable_file(&mut report, engine, &file, &e.to_string());
+                    continue;
+                }
+            },
+            input => input,
+        };
         if let Some(reason) = match &input {
             Input::File(path) => unreadable(path),
             Input::Read(_) => None,

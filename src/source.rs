@@ -17,7 +17,10 @@ use std::sync::OnceLock;
 mod fast;
 mod files;
 
-pub use files::{discover, is_document_file, read_all, walk, Walked, NO_DOCUMENT_FILES};
+pub use files::{
+    discover, is_document_file, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
+    NO_DOCUMENT_FILES,
+};
 
 use crate::pointer::escape;
 use serde_json::{Map, Number, Value};

@@ -502,6 +502,41 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
     assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
 }
 
+/// A file in UTF-16 with its byte-order mark (what Windows PowerShell's `>` writes) is read as
+/// kubectl and the launcher read it, from a file, stdin and a directory, its findings where
+/// they are; `diff` reads it too.
+#[test]
+fn a_utf16_file_is_read_as_kubectl_reads_it() {
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n\
+                \x20 metadata: {name: \"caf\u{e9}\"}\n  data:\n    FEATURE: on\n";
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(list.encode_utf16().flat_map(u16::to_le_bytes));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("list.yaml"), &bytes).unwrap();
+    for args in [vec!["check", "list.yaml", "--output", "json"], vec!["check", ".", "--output", "json"]] {
+        let out = covenant().current_dir(dir.path()).args(&args).assert().success();
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let f = &v["findings"][0];
+        assert_eq!(v["findings"].as_array().unwrap().len(), 1, "{args:?}: {v}");
+        assert_eq!(
+            (f["rule"].as_str(), f["pointer"].as_str(), f["line"].as_u64(), f["column"].as_u64()),
+            (Some("CVN-110"), Some("/data/FEATURE"), Some(8), Some(14)),
+            "{args:?}: {f}"
+        );
+    }
+    let out = covenant().args(["check", "-"]).write_stdin(bytes).assert().success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("-:8:14: warning[CVN-110]"));
+    // A CRD in UTF-16 diffs as it does in UTF-8.
+    let crd = common::fixtures().join("crd-history/cert-manager/certificates/v1.6.0.yaml");
+    let mut utf16 = vec![0xFE, 0xFF];
+    utf16.extend(std::fs::read_to_string(&crd).unwrap().encode_utf16().flat_map(u16::to_be_bytes));
+    std::fs::write(dir.path().join("crd.yaml"), utf16).unwrap();
+    let diff = |file: &std::path::Path| covenant().arg("diff").arg(&crd).arg(file).output().unwrap();
+    let (plain, wide) = (diff(&crd), diff(&dir.path().join("crd.yaml")));
+    assert_eq!((wide.status.code(), &wide.stdout), (plain.status.code(), &plain.stdout));
+    assert!(String::from_utf8_lossy(&wide.stdout).contains("no changes"));
+}
+
 /// A plain `on` is a boolean to kubectl and text to covenant: CVN-110 warns where it is, in a
 /// list's item too (pointing into the item), and the run still passes.
 #[test]

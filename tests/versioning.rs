@@ -951,6 +951,21 @@ fn upgrade_judges_each_binding_s_environment_configs_against_the_target() {
     assert!(std::fs::read_to_string(dir.path().join("component.yaml"))
         .unwrap()
         .contains("instanceName: otel, version: \"2\"}"));
+
+    // A component file in UTF-16 (with its mark) is read, and written back in UTF-16, only
+    // the pin changed.
+    let utf16 = |text: &str| {
+        [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect::<Vec<u8>>()
+    };
+    std::fs::write(dir.path().join("component.yaml"), utf16(component)).unwrap();
+    let text = run(&["--write"]);
+    assert!(text.contains("1 pin(s) written"), "{text}");
+    assert_eq!(
+        std::fs::read(dir.path().join("component.yaml")).unwrap(),
+        utf16(
+            &component.replace("instanceName: otel, version: \"1\"}", "instanceName: otel, version: \"2\"}")
+        )
+    );
 }
 
 /// A file `upgrade` cannot read may hold the bindings a plan must judge: nothing is planned

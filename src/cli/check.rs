@@ -168,8 +168,9 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     for path in args.paths.iter().chain(&declaration_files) {
         if path.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).context("cannot read stdin")?;
+            let text = crate::source::text_of(bytes).context("cannot read stdin")?;
             queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
             continue;
         }
@@ -190,10 +191,11 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Input::File(f) => Some(f),
             Input::Read(_) => None,
         }) {
-            let Ok(text) = std::fs::read_to_string(file) else { continue };
+            // A file that is not text was reported; there is nothing in it to write into.
+            let Ok(text) = crate::source::read_text(file) else { continue };
             let name = file.display().to_string();
             if let Some(text) = crate::report::fix::fix_text(&name, &text, &fixer, cluster.as_ref())? {
-                std::fs::write(file, &text).with_context(|| format!("cannot write {name}"))?;
+                crate::source::write_text(file, &text).with_context(|| format!("cannot write {name}"))?;
                 fixed += 1;
             }
         }
@@ -290,12 +292,21 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         bail!("--base {base}: not a directory, and not a git ref of the repository here");
     }
     // What git printed, or an error naming what it could not do, in its own words.
-    let stdout = |args: &[&str], what: &str| -> anyhow::Result<String> {
+    let printed = |args: &[&str], what: &str| -> anyhow::Result<Vec<u8>> {
         let out = git(args).context("--base: cannot run git")?;
         if !out.status.success() {
             bail!("--base {base}: git cannot {what}: {}", String::from_utf8_lossy(&out.stderr).trim());
         }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
+    };
+    let stdout = |args: &[&str], what: &str| -> anyhow::Result<String> {
+        Ok(String::from_utf8_lossy(&printed(args, what)?).into_owned())
+    };
+    // A file's text as a checked file's is read (UTF-8, or UTF-16 with its mark), never
+    // mended: a base read with its bytes replaced would be compared as it never was.
+    let show = |spec: String, name: &str| -> anyhow::Result<String> {
+        crate::source::text_of(printed(&["show", &spec], &format!("show {name}"))?)
+            .with_context(|| format!("--base {base}: cannot read {name}"))
     };
     let mut docs = Vec::new();
     if paths.iter().any(|p| p.as_os_str() == "-") {
@@ -304,7 +315,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         // they are in the tree. Nothing is judged deleted: the stream need not be all of it.
         let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
         for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
-            let text = stdout(&["show", &format!("{base}:{name}")], &format!("show {name}"))?;
+            let text = show(format!("{base}:{name}"), name)?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
         return base_of(&docs);
@@ -315,7 +326,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         let names =
             stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
         for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
-            let text = stdout(&["show", &format!("{base}:./{name}")], &format!("show {name}"))?;
+            let text = show(format!("{base}:./{name}"), name)?;
             docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
         }
     }

@@ -64,9 +64,12 @@ impl Compared {
             );
         }
         let mut text = if path == Path::new("-") {
-            std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+                .and_then(|_| crate::source::text_of(bytes))
+                .context("cannot read stdin")?
         } else {
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?
+            crate::source::read_text(path).with_context(|| format!("cannot read {name}"))?
         };
         if text.starts_with('\u{feff}') {
             text.drain(..'\u{feff}'.len_utf8());

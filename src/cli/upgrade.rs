@@ -232,7 +232,8 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
                         Some(updated) => {
                             source = updated;
-                            std::fs::write(&file, &source).with_context(|| format!("cannot write {name}"))?;
+                            crate::source::write_text(&file, &source)
+                                .with_context(|| format!("cannot write {name}"))?;
                             wrote += 1;
                             entry["written"] = true.into();
                             let _ = writeln!(text, "  wrote the pin \"{}\"", plan.new_pin);

@@ -19,11 +19,69 @@ pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, String)>, (PathBuf, std::io
     }
     files
         .into_iter()
-        .map(|file| match std::fs::read_to_string(&file) {
+        .map(|file| match read_text(&file) {
             Ok(text) => Ok((file, text)),
             Err(e) => Err((file, e)),
         })
         .collect()
+}
+
+/// A document file's text: UTF-8, or UTF-16 that begins with its byte-order mark (what
+/// Windows PowerShell's `>` writes), read into UTF-8 as kubectl and the launcher read it (both
+/// through go-yaml, which decodes it). Anything else is `InvalidData`, as `read_to_string`
+/// says it.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    text_of(std::fs::read(path)?)
+}
+
+/// `read_text` of bytes already read (stdin).
+pub fn text_of(bytes: Vec<u8>) -> std::io::Result<String> {
+    let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let unit: fn([u8; 2]) -> u16 = match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => u16::from_le_bytes,
+        Some([0xFE, 0xFF]) => u16::from_be_bytes,
+        _ => {
+            return String::from_utf8(bytes).map_err(|_| invalid("stream did not contain valid UTF-8".into()))
+        }
+    };
+    let units = bytes[2..].chunks(2).map(|pair| match *pair {
+        [a, b] => Ok(unit([a, b])),
+        _ => Err(()),
+    });
+    let (mut text, mut at) = (String::with_capacity(bytes.len()), 2);
+    for c in char::decode_utf16(units.map_while(Result::ok)) {
+        let c = c.map_err(|_| invalid(format!("not valid UTF-16: an unpaired surrogate at byte {at}")))?;
+        at += 2 * c.len_utf16();
+        text.push(c);
+    }
+    if bytes.len() % 2 != 0 {
+        return Err(invalid(format!("not valid UTF-16: an odd byte at its end (byte {})", bytes.len() - 1)));
+    }
+    Ok(text)
+}
+
+/// Write `text` over the document file at `path` in the encoding it has now: UTF-16 with the
+/// same byte-order mark if it begins with one (`read_text` read it into UTF-8), else UTF-8. A
+/// pin moved or a stamp written in place changes no other byte.
+pub fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut mark = [0u8; 2];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut mark));
+    let unit: fn(u16) -> [u8; 2] = match (read, mark) {
+        (Ok(()), [0xFF, 0xFE]) => u16::to_le_bytes,
+        (Ok(()), [0xFE, 0xFF]) => u16::to_be_bytes,
+        _ => return std::fs::write(path, text),
+    };
+    let bytes: Vec<u8> = mark.into_iter().chain(text.encode_utf16().flat_map(unit)).collect();
+    std::fs::write(path, bytes)
+}
+
+/// Whether a file begins with a UTF-16 byte-order mark (`read_text` reads it whole).
+pub fn is_utf16(path: &Path) -> bool {
+    use std::io::Read;
+    let mut mark = [0u8; 2];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut mark)).is_ok()
+        && matches!(mark, [0xFF, 0xFE] | [0xFE, 0xFF])
 }
 
 /// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
@@ -89,4 +147,35 @@ pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> 
     }
     walked.files.sort();
     Ok(walked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_of;
+
+    fn utf16(text: &str, big_endian: bool) -> Vec<u8> {
+        let mut bytes = if big_endian { vec![0xFE, 0xFF] } else { vec![0xFF, 0xFE] };
+        for unit in text.encode_utf16() {
+            bytes.extend(if big_endian { unit.to_be_bytes() } else { unit.to_le_bytes() });
+        }
+        bytes
+    }
+
+    #[test]
+    fn utf16_with_its_mark_is_read_as_utf8_and_anything_else_not_utf8_is_refused() {
+        let text = "kind: ConfigMap\ndata: {emoji: \"\u{1F600}\", é: ü}\n";
+        assert_eq!(text_of(text.as_bytes().to_vec()).unwrap(), text);
+        assert_eq!(text_of(utf16(text, false)).unwrap(), text);
+        assert_eq!(text_of(utf16(text, true)).unwrap(), text);
+        // Where UTF-16 breaks is said: a surrogate pair counts four bytes.
+        let mut broken = utf16("\u{1F600}a", false);
+        broken.extend([0x00, 0xD8, b'b', 0x00]);
+        let err = text_of(broken).unwrap_err();
+        assert!(err.to_string().contains("unpaired surrogate at byte 8"), "{err}");
+        let mut odd = utf16("ab", true);
+        odd.push(b'c');
+        assert!(text_of(odd).unwrap_err().to_string().contains("odd byte at its end (byte 6)"));
+        // Neither UTF-8 nor marked UTF-16 (Latin-1): refused, as before.
+        assert_eq!(text_of(b"name: caf\xe9\n".to_vec()).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+    }
 }
