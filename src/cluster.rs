@@ -252,11 +252,11 @@ fn objects_of(mut doc: Value) -> Result<Vec<Value>, (String, String)> {
         is_object(&doc).map_err(|what| (String::new(), what))?;
         return Ok(vec![doc]);
     };
-    let items = items.map_err(|what| (" /items".to_string(), what))?;
-    for (i, item) in items.iter().enumerate() {
-        is_object(item).map_err(|what| (format!(" /items/{i}"), what))?;
+    let items = items.map_err(|(at, what)| (format!(" {at}"), what))?;
+    for (at, item) in &items {
+        is_object(item).map_err(|what| (format!(" {at}"), what))?;
     }
-    Ok(items)
+    Ok(items.into_iter().map(|(_, item)| item).collect())
 }
 
 /// Whether a value can be a cluster's object: a mapping naming its apiVersion, kind and

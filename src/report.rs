@@ -45,8 +45,9 @@ pub struct Entry {
     pub file: String,
     /// 0-based document index in the source.
     pub document: usize,
-    /// For an object of a list document, its index in the list's items (the finding's pointer
-    /// is then the item's own, and its line and column are in the list).
+    /// For an object of a list document, its index among the list's objects, a list within
+    /// it counted as its items (the finding's pointer is then the object's own, and its line
+    /// and column are in the list).
     pub item: Option<usize>,
     /// Line and column of the finding's pointer.
     pub at: Position,
@@ -111,7 +112,8 @@ pub struct Checked {
     pub file: String,
     /// Its index in the file.
     pub document: usize,
-    /// Its index in the items of the list document holding it.
+    /// Its index among the objects of the list document holding it (a list within the list
+    /// counted as its items, as kubectl flattens it).
     pub item: Option<usize>,
     /// Its kind (or `schema` member), if it names one.
     pub kind: Option<String>,
@@ -133,7 +135,8 @@ pub struct Unjudged {
     pub file: String,
     /// Its index in the file.
     pub document: usize,
-    /// Its index in the items of the list document holding it.
+    /// Its index among the objects of the list document holding it (a list within the list
+    /// counted as its items, as kubectl flattens it).
     pub item: Option<usize>,
     /// Its apiVersion.
     pub api_version: String,
@@ -438,7 +441,7 @@ impl Base {
             for mut doc in read {
                 // A list's objects are paired one by one, as they are checked.
                 let objects = match list_items(&mut doc.value) {
-                    Some(Ok(items)) => items,
+                    Some(Ok(items)) => items.into_iter().map(|(_, item)| item).collect(),
                     _ => vec![doc.value],
                 };
                 for object in objects {
@@ -608,16 +611,16 @@ impl Judging<'_> {
         };
         match items {
             Ok(items) => {
-                for (i, item) in items.into_iter().enumerate() {
-                    let own = noted.take_under(&format!("/items/{i}"));
-                    self.object(index, Some(i), item, &positions, own);
+                for (i, (at, item)) in items.into_iter().enumerate() {
+                    let own = noted.take_under(&at);
+                    self.object(index, Some((i, &at)), item, &positions, own);
                 }
             }
-            Err(reason) => {
+            Err((at, reason)) => {
                 // Items that are not a list cannot be judged: the document is unreadable.
                 self.report.documents += 1;
                 self.report.checked.push(Checked::document(self.file, index));
-                if let Some(f) = loader_finding(self.engine, "CVN-109", "/items", vec![("reason", reason)]) {
+                if let Some(f) = loader_finding(self.engine, "CVN-109", &at, vec![("reason", reason)]) {
                     let at = positions.locate(&f.pointer);
                     self.report.entries.push(Place::of(self.file, index, None, &value).entry(at, f));
                 }
@@ -655,12 +658,13 @@ impl Judging<'_> {
         }
     }
 
-    /// One object — a document, or the `item`th of a list document — judged as the webhook
-    /// judges it: as an UPDATE of its previous version when the base holds one.
+    /// One object — a document, or the `item`th object of a list document, found at a
+    /// pointer — judged as the webhook judges it: as an UPDATE of its previous version when the
+    /// base holds one.
     fn object(
         &mut self,
         index: usize,
-        item: Option<usize>,
+        item: Option<(usize, &str)>,
         value: serde_json::Value,
         positions: &crate::source::Positions,
         noted: Noted,
@@ -668,6 +672,7 @@ impl Judging<'_> {
         let report = &mut *self.report;
         report.documents += 1;
         self.seen.extend(identity(&value));
+        let (item, prefix) = item.map_or((None, ""), |(i, at)| (Some(i), at));
         let place = Place::of(self.file, index, item, &value);
         report.checked.push(Checked {
             file: self.file.to_string(),
@@ -676,8 +681,7 @@ impl Judging<'_> {
             kind: place.kind.clone(),
             name: place.name.clone(),
         });
-        let prefix = item.map(|i| format!("/items/{i}")).unwrap_or_default();
-        self.noted(&place, &noted, &prefix);
+        self.noted(&place, &noted, prefix);
         let previous = self.base.and_then(|b| b.previous(&value));
         let mut subject = Subject::from_document(value);
         // The face reads the clock, so exemptions can expire; the engine never does.

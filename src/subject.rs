@@ -276,14 +276,33 @@ impl Subject {
     }
 }
 
-/// The objects a list document holds, taken out of it: `None` when the document is not a
-/// list, else its items or, when they are not a sequence, what they are instead.
+/// The objects of a list document, each with where it is in the document.
+pub type ListObjects = Vec<(String, Value)>;
+
+/// Items that are not a sequence: where the `items` member is, and what it holds instead.
+pub type NotItems = (String, String);
+
+/// The objects a list document holds, taken out of it, each with where it is in the document
+/// (`/items/0`): `None` when the document is not a list. A list's item that is itself a list
+/// stands for its items (`/items/1/items/0`), at any depth, as kubectl flattens it; the list
+/// is no object of its own. Items that are not a sequence are an error at that `items`
+/// member: what they are instead.
 ///
 /// A list is a mapping whose kind ends in `List` and which has `items`: `kubectl get … -o yaml`
 /// writes `kind: List`, whose items each name their own kind, and the API answers a typed
 /// list (`kind: CustomResourceDefinitionList`), whose items name none. An item of a typed
 /// list that names no kind or apiVersion takes the list's, as the API server meant it.
-pub fn list_items(doc: &mut Value) -> Option<Result<Vec<Value>, String>> {
+pub fn list_items(doc: &mut Value) -> Option<Result<ListObjects, NotItems>> {
+    let items = own_items(doc)?;
+    let mut objects = Vec::new();
+    Some(items.map_err(|why| ("/items".to_string(), why)).and_then(|items| {
+        flatten("/items", items, &mut objects)?;
+        Ok(objects)
+    }))
+}
+
+/// The items of one list, taken out of it (`list_items`, one level).
+fn own_items(doc: &mut Value) -> Option<Result<Vec<Value>, String>> {
     let members = doc.as_object_mut()?;
     let kind = members.get("kind")?.as_str()?.to_string();
     let of = kind.strip_suffix("List")?.to_string();
@@ -301,6 +320,20 @@ pub fn list_items(doc: &mut Value) -> Option<Result<Vec<Value>, String>> {
         }
     }
     Some(Ok(items))
+}
+
+/// The objects of `items` (found at `at`) into `objects`, in document order, a list among
+/// them standing for its own items.
+fn flatten(at: &str, items: Vec<Value>, objects: &mut ListObjects) -> Result<(), NotItems> {
+    for (i, mut item) in items.into_iter().enumerate() {
+        let pointer = format!("{at}/{i}");
+        match own_items(&mut item) {
+            None => objects.push((pointer, item)),
+            Some(Ok(inner)) => flatten(&format!("{pointer}/items"), inner, objects)?,
+            Some(Err(why)) => return Err((format!("{pointer}/items"), why)),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -157,6 +157,35 @@ fn check_reads_a_list_document_as_its_items() {
         text.contains("crds.yaml:3:1: error[CVN-109] /items: the items of a List are a mapping"),
         "{text}"
     );
+    // A list within the list stands for its items, as kubectl flattens it: the CRD inside
+    // one is judged (and paired with its base) as it is at the top, its finding where it is.
+    let crd_item = common::as_item(&std::fs::read_to_string(rules_fixture("CVN-205", "input.yaml")).unwrap());
+    let nested = format!(
+        "apiVersion: v1\nkind: List\nitems:\n{configmap}\n- apiVersion: v1\n  kind: List\n  items:\n{}\n",
+        crd_item.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    );
+    std::fs::write(head.join("crds.yaml"), &nested).unwrap();
+    let line = nested.lines().position(|l| l.contains("maxLength: 40")).unwrap() + 1;
+    let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "json"]), 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!(
+        (finding["rule"].as_str(), finding["item"].as_u64(), finding["line"].as_u64()),
+        (Some("CVN-205"), Some(1), Some(line as u64)),
+        "{report}"
+    );
+    assert_eq!(finding["pointer"], "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/name");
+    assert_eq!(report["summary"]["documents"], 2, "{report}");
+    std::fs::write(
+        head.join("crds.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items: {a: 1}\n",
+    )
+    .unwrap();
+    let text = stdout(enforced().arg(&head), 1);
+    assert!(
+        text.contains("crds.yaml:6:3: error[CVN-109] /items/0/items: the items of a List are a mapping"),
+        "{text}"
+    );
     // A key the list repeats is said beside them, never dropped with the items.
     std::fs::write(head.join("crds.yaml"), "apiVersion: v1\nkind: List\nkind: List\nitems: {a: 1}\n")
         .unwrap();

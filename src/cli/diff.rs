@@ -146,9 +146,9 @@ fn only_item(name: &str, mut doc: serde_json::Value) -> anyhow::Result<serde_jso
     let kind = doc.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
     match crate::subject::list_items(&mut doc) {
         None => Ok(doc),
-        Some(Err(e)) => bail!("{name}: {e}"),
+        Some(Err((at, e))) => bail!("{name}: {at}: {e}"),
         Some(Ok(items)) => match <[_; 1]>::try_from(items) {
-            Ok([item]) => Ok(item),
+            Ok([(_, item)]) => Ok(item),
             Err(items) => bail!(
                 "{name}: a {kind} of {} items; covenant diff compares two documents (to compare \
                  lists item by item, run covenant check NEW --base OLD)",

@@ -82,8 +82,7 @@ pub fn fix_text(
             None => vec![(Vec::new(), value)],
             Some(Ok(items)) => items
                 .into_iter()
-                .enumerate()
-                .map(|(i, item)| (vec!["items".into(), i.to_string()], item))
+                .map(|(at, item)| (at.split('/').skip(1).map(String::from).collect(), item))
                 .collect(),
             Some(Err(_)) => continue,
         };
