@@ -360,7 +360,7 @@ pub fn check_profile(
 
 /// CVN-109 for text that stops being YAML, where it stops; whether it was reported.
 fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::source::SyntaxError) -> bool {
-    let reason = format!("not valid YAML: {}", e.reason);
+    let reason = e.what();
     let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return false };
     let at = e.at;
     report.entries.push(Entry {

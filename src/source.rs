@@ -224,6 +224,16 @@ pub struct SyntaxError {
     pub at: Position,
     /// How many complete documents preceded the error.
     pub documents_before: usize,
+    /// Whether the reason is JSON's: the text looks like JSON (it starts with `{`) and reads
+    /// as neither YAML nor JSON, so what JSON says of it is said, as kubectl says it.
+    pub json: bool,
+}
+
+impl SyntaxError {
+    /// `not valid YAML: …`, or `not valid JSON: …`.
+    pub fn what(&self) -> String {
+        format!("not valid {}: {}", if self.json { "JSON" } else { "YAML" }, self.reason)
+    }
 }
 
 /// `bytes` as text, if they are UTF-8 throughout: checked with SIMD, a review body's worth at
@@ -351,7 +361,11 @@ fn json_stream_after(
     error: SyntaxError,
     sink: &mut dyn FnMut(SourceDocument),
 ) -> Option<SyntaxError> {
-    let Some(spans) = json_stream(text) else { return Some(error) };
+    let spans = match json_stream(text) {
+        JsonStream::Values(spans) => spans,
+        JsonStream::Broken(e, documents_before) => return Some(json_error(text, &e, documents_before)),
+        JsonStream::Not => return Some(error),
+    };
     // YAML reads the first object, and stops where the next begins.
     let first = error.documents_before;
     if first >= spans.len() {
@@ -370,11 +384,20 @@ fn json_stream_after(
     None
 }
 
-/// The spans of the values of a text that starts with `{` and is two or more JSON values with
-/// only whitespace between them; `None` for anything else.
-fn json_stream(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+/// What a text that YAML cannot read is, read as JSON.
+enum JsonStream {
+    /// Two or more JSON values with only whitespace between them: their spans.
+    Values(Vec<std::ops::Range<usize>>),
+    /// A text that starts with `{` and is not JSON either: JSON's error, after how many values.
+    Broken(serde_json::Error, usize),
+    /// Not JSON-looking, or one value JSON reads (YAML's error stands).
+    Not,
+}
+
+/// `text` read as a stream of JSON values, if it starts with `{` as JSON does.
+fn json_stream(text: &str) -> JsonStream {
     if !text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{') {
-        return None;
+        return JsonStream::Not;
     }
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
     let mut spans = Vec::new();
@@ -388,10 +411,30 @@ fn json_stream(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
                     text[from..end].len() - text[from..end].trim_start_matches([' ', '\t', '\n', '\r']).len();
                 spans.push(from + blank..end);
             }
-            Some(Err(_)) => return None,
+            // Stepped over, a value's error is worded less well ("key must be a string" for
+            // a trailing comma): what is wrong is read again, into values.
+            Some(Err(stepped)) => {
+                let mut again = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+                return JsonStream::Broken(again.find_map(Result::err).unwrap_or(stepped), spans.len());
+            }
         }
     }
-    (spans.len() > 1).then_some(spans)
+    if spans.len() > 1 {
+        JsonStream::Values(spans)
+    } else {
+        JsonStream::Not
+    }
+}
+
+/// JSON's error as a syntax error at its character: serde_json counts a column in bytes, a
+/// position here counts characters.
+fn json_error(text: &str, e: &serde_json::Error, documents_before: usize) -> SyntaxError {
+    let said = e.to_string();
+    let reason = said.rsplit_once(" at line ").map_or(said.as_str(), |(reason, _)| reason).to_string();
+    let line_text = text.split('\n').nth(e.line().saturating_sub(1)).unwrap_or_default();
+    let bytes = e.column().saturating_sub(1).min(line_text.len());
+    let column = line_text.get(..bytes).map_or(e.column(), |before| before.chars().count() + 1);
+    SyntaxError { reason, at: Position { line: e.line(), column }, documents_before, json: true }
 }
 
 /// Whether the line reader reads `text` (`None` when it declines it) and, if it does,
@@ -472,6 +515,7 @@ fn general_from(
             },
             at: at.below(from.lines),
             documents_before: builder.documents,
+            json: false,
         }));
     }
     let error = error.map(|e| SyntaxError {
@@ -484,6 +528,7 @@ fn general_from(
         },
         at: Position::of(*e.marker()).below(from.lines),
         documents_before: builder.documents,
+        json: false,
     });
     error.or(builder.error.take())
 }
@@ -981,8 +1026,12 @@ impl<'s> Builder<'s> {
 
     fn fail(&mut self, reason: &str, at: Position) {
         if self.error.is_none() {
-            self.error =
-                Some(SyntaxError { reason: reason.to_string(), at, documents_before: self.documents });
+            self.error = Some(SyntaxError {
+                reason: reason.to_string(),
+                at,
+                documents_before: self.documents,
+                json: false,
+            });
         }
     }
 }
@@ -1617,15 +1666,27 @@ mod tests {
         let mut read = Vec::new();
         let (error, problem) = in_pieces(text.as_bytes(), 4, |d| read.push(d.value));
         assert_eq!((error, problem, read), (None, None, expected.to_vec()));
-        // What is not a stream of JSON values keeps YAML's error.
-        for bad in ["{\"a\": 1,}\n{\"b\": 2}\n", "{\"a\": 1}\nb: 2\n"] {
+        // A text that starts as JSON does and is neither YAML nor JSON gets JSON's error, as
+        // kubectl gives it, at its character; any other text keeps YAML's.
+        for (bad, reason, (line, column)) in [
+            ("{\"a\": 1,}\n{\"b\": 2}\n", "trailing comma", (1, 9)),
+            ("{\"a\": 1}\nb: 2\n", "expected value", (2, 1)),
+            ("{\n  \"kind\": \"é\",\n  \"data\": {\"x\": \"1\",,}\n}\n", "key must be a string", (3, 21)),
+            // The column counts characters, not bytes.
+            ("{\"kind\": \"ü\" \"data\": {}}", "expected `,` or `}`", (1, 14)),
+        ] {
             let error = parse_stream(bad).1.expect(bad);
-            assert!(
-                error.reason.contains("did not find expected <document start>"),
-                "{bad}: {}",
-                error.reason
+            assert_eq!(
+                (error.what(), error.at),
+                (format!("not valid JSON: {reason}"), Position { line, column }),
+                "{bad}"
             );
         }
+        let error = parse_stream("a: 1\n{\"b\": 2,}\n").1.expect("YAML");
+        assert!(error.what().starts_with("not valid YAML: "), "{error:?}");
+        // What YAML reads is read, JSON or not (kubectl falls back to YAML where JSON fails).
+        assert_eq!(parse_stream("{a: 1, b: [x,],}\n").1, None, "YAML's flow mapping");
+        assert_eq!(parse_stream("{\"a\": {\"x\": 1,}}\n").1, None, "a trailing comma YAML takes");
     }
 
     #[test]

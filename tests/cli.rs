@@ -582,6 +582,16 @@ fn a_stream_of_json_objects_is_a_document_each() {
         (Some("CVN-106"), Some(1), Some(2)),
         "{v}"
     );
+    // A JSON file that neither YAML nor JSON reads is said in JSON's words, where JSON stops.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cm.json"),
+        "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"ConfigMap\"\n  \"metadata\": {\"name\": \"a\"}\n}\n",
+    )
+    .unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", "cm.json"]).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("cm.json:4:3: error[CVN-109] not valid JSON: expected `,` or `}`"), "{text}");
 }
 
 /// A directory walk skips `.git`, honours `--exclude` (a path below the directory or a file

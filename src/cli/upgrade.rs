@@ -134,13 +134,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         for (file, source) in super::read_all(path)? {
             let (docs, syntax) = crate::source::parse_stream(&source);
             if let Some(e) = syntax {
-                unreadable.push(format!(
-                    "{}:{}:{}: not valid YAML: {}",
-                    file.display(),
-                    e.at.line,
-                    e.at.column,
-                    e.reason
-                ));
+                unreadable.push(format!("{}:{}:{}: {}", file.display(), e.at.line, e.at.column, e.what()));
             }
             // A pin written twice: the plan would judge one and `--write` move one, while
             // kubectl applies the other.
