@@ -711,6 +711,20 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("ClusterComponentType  ruby-service"), "{text}");
     assert!(text.contains("Component bakery/old: pin \"9\" of ruby-service resolves to nothing"), "{text}");
+    assert!(!text.contains("holds no construct"), "{text}");
+    // A context of no construct says so, beside the empty table.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+        .unwrap();
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .args(["status", "--context"])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("holds no construct (openchoreo.dev ComponentType, ClusterComponentType, "), "{text}");
 
     let cluster: std::sync::Arc<dyn ClusterView> =
         std::sync::Arc::new(OfflineCluster::load_dir(dir.path()).unwrap());

@@ -56,7 +56,17 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let usage = crate::families::consumer::usage(&cluster, &config.construct_kinds, &config.consumer_kinds)?;
     match args.output {
         RulesOutput::Json => println!("{usage:#}"),
-        RulesOutput::Text | RulesOutput::Md => print!("{}", status_table(&usage)),
+        RulesOutput::Text | RulesOutput::Md => {
+            print!("{}", status_table(&usage));
+            // An empty table is said to be empty, and why: the wrong directory, most often.
+            if usage["constructs"].as_array().is_none_or(Vec::is_empty) {
+                println!(
+                    "note: {} holds no construct (openchoreo.dev {}); nothing is published there to use",
+                    args.context.display(),
+                    config.construct_kinds.join(", ")
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
