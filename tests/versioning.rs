@@ -724,7 +724,10 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("holds no construct (openchoreo.dev ComponentType, ClusterComponentType, "), "{text}");
+    assert!(
+        text.contains("holds no construct (openchoreo.dev ComponentType, ClusterComponentType, "),
+        "{text}"
+    );
 
     let cluster: std::sync::Arc<dyn ClusterView> =
         std::sync::Arc::new(OfflineCluster::load_dir(dir.path()).unwrap());
@@ -1024,6 +1027,46 @@ fn upgrade_plans_nothing_from_inputs_it_cannot_read() {
     std::fs::write(empty.path().join("notes.yaml"), "# nothing yet\n").unwrap();
     let err = run(empty.path());
     assert!(err.contains("nothing to plan: ") && err.contains("holds no document"), "{err}");
+}
+
+/// A list document (`kubectl get components -o yaml`) is planned object by object, a list in
+/// it too, and `--write` moves the pin where the object is in the list; items that are not a
+/// list are refused with the rest, never "0 upgrade(s) planned".
+#[test]
+fn upgrade_reads_a_list_as_its_objects() {
+    let published = common::fixtures().join("openchoreo/published");
+    let dir = tempfile::tempdir().unwrap();
+    let component = |name: &str| {
+        format!(
+            "  - apiVersion: openchoreo.dev/v1alpha1\n    kind: Component\n    metadata: {{name: {name}, namespace: bakery}}\n    spec:\n      owner: {{projectName: bakery}}\n      componentType: {{kind: ClusterComponentType, name: deployment/ruby-service, version: \"1\"}}\n"
+        )
+    };
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n{}- apiVersion: v1\n  kind: List\n  items:\n{}",
+        component("web").replacen("  - ", "- ", 1).replace("\n    ", "\n  "),
+        component("api")
+    );
+    std::fs::write(dir.path().join("list.yaml"), &list).unwrap();
+    let (text, _) = upgrade(&published, dir.path(), &["--write"], 0);
+    for who in ["Component bakery/web", "Component bakery/api"] {
+        assert!(
+            text.contains(&format!("list.yaml: {who}: ClusterComponentType ruby-service \"1\"")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("2 upgrade(s) planned") && text.contains("2 pin(s) written"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("list.yaml")).unwrap(),
+        list.replace("version: \"1\"", "version: \"2\"")
+    );
+
+    std::fs::write(dir.path().join("list.yaml"), "apiVersion: v1\nkind: List\nitems: {a: 1}\n").unwrap();
+    let (_, err) = upgrade(&published, dir.path(), &[], 2);
+    assert!(
+        err.contains("nothing planned: ")
+            && err.contains("list.yaml: document 0 /items: the items of a List"),
+        "{err}"
+    );
 }
 
 /// A view that must wait on the cluster for the cluster-scoped construct kinds (as the live

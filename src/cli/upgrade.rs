@@ -157,7 +157,22 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     d.refusal()
                 ));
             }
-            files.push((file, source, docs));
+            // The objects: a document, or each of a list's (`kubectl get components -o
+            // yaml`), with its document and where it is in it, so a pin is written in place.
+            let mut objects = Vec::new();
+            for doc in docs {
+                let mut value = doc.value;
+                match crate::subject::list_items(&mut value) {
+                    None => objects.push((doc.index, String::new(), value)),
+                    Some(Ok(items)) => {
+                        objects.extend(items.into_iter().map(|(at, item)| (doc.index, at, item)));
+                    }
+                    Some(Err((at, why))) => {
+                        unreadable.push(format!("{}: document {} {at}: {why}", file.display(), doc.index))
+                    }
+                }
+            }
+            files.push((file, source, objects));
         }
     }
     if !unreadable.is_empty() {
@@ -166,21 +181,20 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
             unreadable.join("; ")
         );
     }
-    if files.iter().all(|(_, _, docs)| docs.is_empty()) {
+    if files.iter().all(|(_, _, objects)| objects.is_empty()) {
         let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
-        bail!("nothing to plan: {} holds no document", paths.join(", "));
+        bail!("nothing to plan: {} holds no document (or only lists of no items)", paths.join(", "));
     }
     let siblings: Vec<serde_json::Value> =
-        files.iter().flat_map(|(_, _, docs)| docs.iter().map(|d| d.value.clone())).collect();
-    for (file, mut source, docs) in files {
+        files.iter().flat_map(|(_, _, objects)| objects.iter().map(|(_, _, o)| o.clone())).collect();
+    for (file, mut source, objects) in files {
         let name = file.display().to_string();
-        for doc in docs {
-            let kind =
-                doc.value.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
-            let ns = doc.value.at("/metadata/namespace").and_then(serde_json::Value::as_str);
-            let obj = doc.value.at("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+        for (index, item, object) in objects {
+            let kind = object.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+            let ns = object.at("/metadata/namespace").and_then(serde_json::Value::as_str);
+            let obj = object.at("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
             let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
-            for plan in crate::upgrade::plan(&engine, &cluster, &doc.value, to.as_ref(), &siblings) {
+            for plan in crate::upgrade::plan(&engine, &cluster, &object, to.as_ref(), &siblings) {
                 let plan = match plan {
                     Ok(p) => p,
                     Err(why) => {
@@ -233,7 +247,8 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                 entry["file"] = name.clone().into();
                 entry["consumer"] = who.clone().into();
                 if args.write && plan.applies() {
-                    match crate::upgrade::write_pin(&source, doc.index, &plan.pointer, &plan.new_pin) {
+                    let at = format!("{item}{}", plan.pointer);
+                    match crate::upgrade::write_pin(&source, index, &at, &plan.new_pin) {
                         Some(updated) => {
                             source = updated;
                             crate::source::write_text(&file, &source)
