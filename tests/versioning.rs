@@ -1060,6 +1060,18 @@ fn upgrade_reads_a_list_as_its_objects() {
         list.replace("version: \"1\"", "version: \"2\"")
     );
 
+    // Objects of which none consumes: nothing planned, and said why.
+    std::fs::write(
+        dir.path().join("list.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+    )
+    .unwrap();
+    let (text, _) = upgrade(&published, dir.path(), &[], 0);
+    assert!(
+        text.contains("0 upgrade(s) planned\nnote: no consumer (openchoreo.dev Component, ")
+            && text.contains("among the 1 object(s) read"),
+        "{text}"
+    );
     std::fs::write(dir.path().join("list.yaml"), "apiVersion: v1\nkind: List\nitems: {a: 1}\n").unwrap();
     let (_, err) = upgrade(&published, dir.path(), &[], 2);
     assert!(

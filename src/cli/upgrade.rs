@@ -187,6 +187,14 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     }
     let siblings: Vec<serde_json::Value> =
         files.iter().flat_map(|(_, _, objects)| objects.iter().map(|(_, _, o)| o.clone())).collect();
+    let consumers = siblings
+        .iter()
+        .filter(|o| {
+            o.get("kind")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|k| config.consumer_kinds.iter().any(|c| c == k))
+        })
+        .count();
     for (file, mut source, objects) in files {
         let name = file.display().to_string();
         for (index, item, object) in objects {
@@ -270,6 +278,15 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         DiffOutput::Text => {
             print!("{text}");
             println!("{} upgrade(s) planned", json.len());
+            // Nothing to plan because nothing consumes: said, so a wrong path is not read as
+            // "every consumer is current".
+            if consumers == 0 {
+                println!(
+                    "note: no consumer (openchoreo.dev {}) among the {} object(s) read",
+                    config.consumer_kinds.join(", "),
+                    siblings.len()
+                );
+            }
             if args.write {
                 println!("{wrote} pin(s) written");
             }
