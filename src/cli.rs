@@ -197,7 +197,7 @@ fn read_documents(path: &Path) -> anyhow::Result<Vec<(String, serde_json::Value)
 fn parse_documents(name: &str, text: &str) -> anyhow::Result<Vec<crate::source::SourceDocument>> {
     let (docs, syntax) = crate::source::parse_stream(text);
     if let Some(e) = syntax {
-        bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.reason);
+        bail!("{name}:{}:{}: {}", e.at.line, e.at.column, e.what());
     }
     Ok(docs)
 }

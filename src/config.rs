@@ -212,7 +212,7 @@ impl Config {
         let invalid = |problems| Error::Invalid { path: name.to_string(), problems };
         let (docs, syntax) = parse_stream(text);
         if let Some(e) = syntax {
-            return Err(invalid(vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }]));
+            return Err(invalid(vec![Problem { pointer: String::new(), at: Some(e.at), message: e.what() }]));
         }
         let [doc] = docs.as_slice() else {
             let message = format!("expected one Config document, found {}", docs.len());

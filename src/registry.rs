@@ -314,7 +314,7 @@ impl Registry {
     pub fn add_text(&mut self, name: &str, text: &str) -> Result<(), Error> {
         let (docs, syntax) = parse_stream(text);
         if let Some(e) = syntax {
-            let problems = vec![Problem { pointer: String::new(), at: Some(e.at), message: e.reason }];
+            let problems = vec![Problem { pointer: String::new(), at: Some(e.at), message: e.what() }];
             return Err(Error::Invalid { path: name.to_string(), problems });
         }
         self.add_documents(name, docs)
