@@ -553,7 +553,10 @@ No mapping in a YAML document carries the same key twice.
 ## Why it matters
 
 YAML readers disagree on which duplicate wins (first, last, or an error), so the document
-means different things to different tools. covenant refuses it rather than guessing.
+means different things to different tools. covenant refuses it rather than guessing. Where a
+document is read as an input rather than checked (the files `diff` compares, `--values`, the
+objects of `--context`, the manifests `upgrade` plans), the command stops with the same
+reason, at the repeated key.
 
 ## Example
 
