@@ -435,7 +435,10 @@ impl Base {
             if let Some(e) = error {
                 return Err(format!(
                     "{}: line {} column {}: {}",
-                    source.name, e.at.line, e.at.column, e.what()
+                    source.name,
+                    e.at.line,
+                    e.at.column,
+                    e.what()
                 ));
             }
             for mut doc in read {

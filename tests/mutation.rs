@@ -317,6 +317,17 @@ fn check_fix_stamps_the_items_of_a_list_document() {
     assert_eq!(list["items"][1], apply(&doc, &m.ops), "{fixed}");
     assert_eq!(list["items"][0], covenant::source::parse_stream(configmap).0.remove(0).value);
     assert!(run().contains("into 0 file(s)"));
+    // In a list within the list, the same stamps, where the object is.
+    let inner = common::as_item(&versioned).lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
+    std::fs::write(
+        &file,
+        format!("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n{inner}\n"),
+    )
+    .unwrap();
+    assert!(run().contains("into 1 file(s)"));
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    let list = covenant::source::parse_stream(&fixed).0.remove(0).value;
+    assert_eq!(list["items"][0]["items"][0], apply(&doc, &m.ops), "{fixed}");
 }
 
 #[test]
