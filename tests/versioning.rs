@@ -1055,6 +1055,24 @@ fn upgrade_reads_a_list_as_its_objects() {
         );
     }
     assert!(text.contains("2 upgrade(s) planned") && text.contains("2 pin(s) written"), "{text}");
+    let (json, _) = upgrade(&published, dir.path(), &["--output", "json", "--to", "1.1.0"], 0);
+    assert_eq!(json.trim(), "[]", "at the target already");
+    std::fs::write(dir.path().join("list.yaml"), &list).unwrap();
+    let (json, _) = upgrade(&published, dir.path(), &["--output", "json"], 0);
+    let plans: Value = serde_json::from_str(&json).unwrap();
+    let places: Vec<(&str, u64, &str)> = plans
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (p["consumer"].as_str().unwrap(), p["document"].as_u64().unwrap(), p["item"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [("Component bakery/web", 0, "/items/0"), ("Component bakery/api", 0, "/items/1/items/0")]
+    );
+    upgrade(&published, dir.path(), &["--write"], 0);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("list.yaml")).unwrap(),
         list.replace("version: \"1\"", "version: \"2\"")

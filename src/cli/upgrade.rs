@@ -254,6 +254,11 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                 let mut entry = plan.to_json();
                 entry["file"] = name.clone().into();
                 entry["consumer"] = who.clone().into();
+                // Where in its file the object is: its document, and in a list its pointer.
+                entry["document"] = index.into();
+                if !item.is_empty() {
+                    entry["item"] = item.clone().into();
+                }
                 if args.write && plan.applies() {
                     let at = format!("{item}{}", plan.pointer);
                     match crate::upgrade::write_pin(&source, index, &at, &plan.new_pin) {
