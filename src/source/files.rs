@@ -34,18 +34,60 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
     text_of(std::fs::read(path)?)
 }
 
+/// The byte order a UTF-16 text's mark says, from its first two bytes.
+#[derive(Clone, Copy)]
+enum Utf16 {
+    Little,
+    Big,
+}
+
+impl Utf16 {
+    fn of(mark: &[u8]) -> Option<Utf16> {
+        match mark.get(..2)? {
+            [0xFF, 0xFE] => Some(Utf16::Little),
+            [0xFE, 0xFF] => Some(Utf16::Big),
+            _ => None,
+        }
+    }
+
+    /// The mark a file begins with, if it begins with one.
+    fn of_file(path: &Path) -> Option<Utf16> {
+        use std::io::Read;
+        let mut mark = [0u8; 2];
+        std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut mark)).ok()?;
+        Utf16::of(&mark)
+    }
+
+    fn mark(self) -> [u8; 2] {
+        match self {
+            Utf16::Little => [0xFF, 0xFE],
+            Utf16::Big => [0xFE, 0xFF],
+        }
+    }
+
+    fn unit(self, pair: [u8; 2]) -> u16 {
+        match self {
+            Utf16::Little => u16::from_le_bytes(pair),
+            Utf16::Big => u16::from_be_bytes(pair),
+        }
+    }
+
+    fn bytes(self, unit: u16) -> [u8; 2] {
+        match self {
+            Utf16::Little => unit.to_le_bytes(),
+            Utf16::Big => unit.to_be_bytes(),
+        }
+    }
+}
+
 /// `read_text` of bytes already read (stdin).
 pub fn text_of(bytes: Vec<u8>) -> std::io::Result<String> {
     let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-    let unit: fn([u8; 2]) -> u16 = match bytes.get(..2) {
-        Some([0xFF, 0xFE]) => u16::from_le_bytes,
-        Some([0xFE, 0xFF]) => u16::from_be_bytes,
-        _ => {
-            return String::from_utf8(bytes).map_err(|_| invalid("stream did not contain valid UTF-8".into()))
-        }
+    let Some(order) = Utf16::of(&bytes) else {
+        return String::from_utf8(bytes).map_err(|_| invalid("stream did not contain valid UTF-8".into()));
     };
     let units = bytes[2..].chunks(2).map(|pair| match *pair {
-        [a, b] => Ok(unit([a, b])),
+        [a, b] => Ok(order.unit([a, b])),
         _ => Err(()),
     });
     let (mut text, mut at) = (String::with_capacity(bytes.len()), 2);
@@ -64,24 +106,15 @@ pub fn text_of(bytes: Vec<u8>) -> std::io::Result<String> {
 /// same byte-order mark if it begins with one (`read_text` read it into UTF-8), else UTF-8. A
 /// pin moved or a stamp written in place changes no other byte.
 pub fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Read;
-    let mut mark = [0u8; 2];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut mark));
-    let unit: fn(u16) -> [u8; 2] = match (read, mark) {
-        (Ok(()), [0xFF, 0xFE]) => u16::to_le_bytes,
-        (Ok(()), [0xFE, 0xFF]) => u16::to_be_bytes,
-        _ => return std::fs::write(path, text),
-    };
-    let bytes: Vec<u8> = mark.into_iter().chain(text.encode_utf16().flat_map(unit)).collect();
+    let Some(order) = Utf16::of_file(path) else { return std::fs::write(path, text) };
+    let bytes: Vec<u8> =
+        order.mark().into_iter().chain(text.encode_utf16().flat_map(|u| order.bytes(u))).collect();
     std::fs::write(path, bytes)
 }
 
 /// Whether a file begins with a UTF-16 byte-order mark (`read_text` reads it whole).
 pub fn is_utf16(path: &Path) -> bool {
-    use std::io::Read;
-    let mut mark = [0u8; 2];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut mark)).is_ok()
-        && matches!(mark, [0xFF, 0xFE] | [0xFE, 0xFF])
+    Utf16::of_file(path).is_some()
 }
 
 /// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
