@@ -148,14 +148,10 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
             }
             // A pin written twice: the plan would judge one and `--write` move one, while
             // kubectl applies the other.
-            for d in docs.iter().filter_map(|doc| doc.duplicates.first()) {
-                unreadable.push(format!(
-                    "{}:{}:{}: {}",
-                    file.display(),
-                    d.again.line,
-                    d.again.column,
-                    d.refusal()
-                ));
+            for doc in &docs {
+                if let Err(e) = super::refuse_repeated_keys(&file.display().to_string(), doc) {
+                    unreadable.push(e.to_string());
+                }
             }
             // The objects: a document, or each of a list's (`kubectl get components -o
             // yaml`), with its document and where it is in it, so a pin is written in place.
