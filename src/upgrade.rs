@@ -91,7 +91,9 @@ pub fn plan(
     to: Option<&semver::Version>,
     siblings: &[Value],
 ) -> Vec<Result<Plan, String>> {
-    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
+    // A kind of another group (OAM's `core.oam.dev` Component) is not a consumer, whatever
+    // its fields: the engine judges it by its own group, and so is it planned.
+    let Some(kind) = openchoreo_kind(doc) else { return Vec::new() };
     let namespace = doc.at("/metadata/namespace").and_then(Value::as_str);
     let mut out = Vec::new();
     // The consumer's bindings, read once, when a reference first moves.
@@ -187,6 +189,14 @@ pub fn plan(
     out
 }
 
+/// The kind of an object of OpenChoreo's group (`openchoreo.dev/<version>`); `None` for any
+/// other object.
+pub fn openchoreo_kind(doc: &Value) -> Option<&str> {
+    let api_version = doc.get("apiVersion").and_then(Value::as_str)?;
+    let (group, _) = api_version.split_once('/')?;
+    (group == GROUP).then(|| doc.get("kind").and_then(Value::as_str)).flatten()
+}
+
 /// The construct version a reference moves to, as a release would freeze it.
 struct Frozen<'a> {
     /// The reference in the consumer (`/spec/componentType`, `/spec/traits/0`).
@@ -207,7 +217,7 @@ fn bindings_of(
     let namespace = component.at("/metadata/namespace").and_then(Value::as_str);
     let name = component.at("/metadata/name").and_then(Value::as_str);
     let owned = |b: &Value| {
-        b.get("kind").and_then(Value::as_str) == Some("ReleaseBinding")
+        openchoreo_kind(b) == Some("ReleaseBinding")
             && b.at("/metadata/namespace").and_then(Value::as_str) == namespace
             && b.at("/spec/owner/componentName").and_then(Value::as_str) == name
     };

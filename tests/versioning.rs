@@ -1090,6 +1090,15 @@ fn upgrade_reads_a_list_as_its_objects() {
             && text.contains("among the 1 object(s) read"),
         "{text}"
     );
+    // A Component of another group (OAM's) is no consumer, even with OpenChoreo's fields.
+    let foreign = component("web")
+        .replacen("  - ", "", 1)
+        .replace("\n    ", "\n")
+        .replace("openchoreo.dev", "core.oam.dev");
+    std::fs::write(dir.path().join("list.yaml"), &foreign).unwrap();
+    let (text, _) = upgrade(&published, dir.path(), &["--write"], 0);
+    assert!(text.contains("0 upgrade(s) planned\nnote: no consumer (openchoreo.dev Component, "), "{text}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("list.yaml")).unwrap(), foreign);
     std::fs::write(dir.path().join("list.yaml"), "apiVersion: v1\nkind: List\nitems: {a: 1}\n").unwrap();
     let (_, err) = upgrade(&published, dir.path(), &[], 2);
     assert!(

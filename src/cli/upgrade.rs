@@ -186,9 +186,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let consumers = siblings
         .iter()
         .filter(|o| {
-            o.get("kind")
-                .and_then(serde_json::Value::as_str)
-                .is_some_and(|k| config.consumer_kinds.iter().any(|c| c == k))
+            crate::upgrade::openchoreo_kind(o).is_some_and(|k| config.consumer_kinds.iter().any(|c| c == k))
         })
         .count();
     for (file, mut source, objects) in files {
