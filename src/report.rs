@@ -376,6 +376,40 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
     true
 }
 
+/// A separator line kubectl refuses, in a file kubectl reads: CVN-109 at the text after the
+/// dashes, as a finding of the document it begins or is in (kubectl applies none of the file).
+fn separator_finding(
+    report: &mut Report,
+    engine: &Engine,
+    name: &str,
+    s: &crate::source::RefusedSeparator,
+    starts: &[(usize, usize)],
+) {
+    let reason = format!(
+        "kubectl refuses this line (invalid Yaml document separator: {}): only a comment may follow `---` on \
+         its line, so kubectl applies nothing of the file; begin the document on the next line",
+        s.content
+    );
+    let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return };
+    // The document that begins on the line, or the last to begin before it.
+    let document = starts
+        .iter()
+        .rev()
+        .find(|(_, line)| *line <= s.at.line)
+        .or(starts.first())
+        .map_or(0, |(index, _)| *index);
+    report.entries.push(Entry {
+        file: name.into(),
+        document,
+        item: None,
+        at: s.at,
+        kind: None,
+        name: None,
+        namespace: None,
+        finding: f,
+    });
+}
+
 /// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
 /// start, and the run goes on with the other files.
 pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {
@@ -759,7 +793,15 @@ pub fn check_each(
             continue;
         }
         let held = report.documents + report.skipped.len();
+        // Whether kubectl is the file's reader (it holds a Kubernetes object: not only the
+        // launcher's documents), and where each document starts.
+        let mut for_kubectl = false;
+        let mut starts = Vec::new();
         let judge = |doc: SourceDocument| {
+            for_kubectl |= doc.value.get("apiVersion").and_then(serde_json::Value::as_str).is_some_and(|a| {
+                a.split_once('/').map_or(a, |(group, _)| group) != crate::families::launcher::GROUP
+            });
+            starts.push((doc.index, doc.positions.start().line));
             if skip_unidentified && !identifies_itself(&doc.value) {
                 report.skipped.push((file.clone(), doc.index));
                 return;
@@ -768,20 +810,23 @@ pub fn check_each(
                 Judging { engine, cluster, base, report: &mut report, seen: &mut seen, file: &file };
             judging.document(doc);
         };
-        let syntax = match &input {
-            Input::Read(source) => each_document(&source.text, judge),
+        let (syntax, separator) = match &input {
+            Input::Read(source) => {
+                (each_document(&source.text, judge), crate::source::refused_separator(&source.text))
+            }
             Input::File(path) => match std::fs::File::open(path) {
                 // Read in pieces of whole documents: a long stream is never held whole.
                 Ok(opened) => {
-                    let (syntax, problem) = each_document_from(std::io::BufReader::new(opened), judge);
+                    let (syntax, problem, separator) =
+                        each_document_from(std::io::BufReader::new(opened), judge);
                     if let Some(reason) = problem {
                         unreadable_file(&mut report, engine, &file, &reason);
                     }
-                    syntax
+                    (syntax, separator)
                 }
                 Err(e) => {
                     unreadable_file(&mut report, engine, &file, &format!("cannot be read: {e}"));
-                    None
+                    (None, None)
                 }
             },
         };
@@ -789,6 +834,9 @@ pub fn check_each(
             if syntax_finding(&mut report, engine, &file, &e) {
                 report.documents += 1;
             }
+        }
+        if let Some(s) = separator.filter(|_| for_kubectl) {
+            separator_finding(&mut report, engine, &file, &s, &starts);
         }
         // An input named to be checked that holds nothing is said, never passed in silence.
         if report.documents + report.skipped.len() == held {

@@ -502,6 +502,76 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
     assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
 }
 
+/// A separator line with a document after its `---` reads as YAML, but kubectl refuses the
+/// file there: in a file kubectl reads, a CVN-109 at the text after the dashes, from a file,
+/// stdin and a stream long enough to be read in pieces; not in a file of the launcher's
+/// documents, which the launcher reads.
+#[test]
+fn a_separator_line_kubectl_refuses_is_refused_in_what_kubectl_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let findings = |out: &assert_cmd::assert::Assert| {
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["line"].as_u64().unwrap(),
+                    f["column"].as_u64().unwrap(),
+                    f["document"].as_u64().unwrap(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let text = format!("{}--- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: b}}}}\n", cm("a"));
+    std::fs::write(dir.path().join("two.yaml"), &text).unwrap();
+    let from_file =
+        covenant().current_dir(dir.path()).args(["check", "two.yaml", "--output", "json"]).assert().code(1);
+    let from_stdin =
+        covenant().args(["check", "-", "--output", "json"]).write_stdin(text.clone()).assert().code(1);
+    for out in [&from_file, &from_stdin] {
+        let found = findings(out);
+        assert_eq!(
+            found.iter().map(|(r, l, c, d, _)| (r.as_str(), *l, *c, *d)).collect::<Vec<_>>(),
+            [("CVN-109", 5, 5, 1)],
+            "{found:?}"
+        );
+        assert!(
+            found[0]
+                .4
+                .contains("kubectl refuses this line (invalid Yaml document separator: {apiVersion: v1,"),
+            "{found:?}"
+        );
+    }
+    // Past the first mebibyte, after a flow document the line reader leaves to yaml-rust2.
+    let mut long = String::from("{apiVersion: v1, kind: ConfigMap, metadata: {name: first}}\n");
+    let mut n = 1;
+    while long.len() < 3 << 20 {
+        long.push_str(&format!("---\n{}", cm(&format!("cm-{n}"))));
+        n += 1;
+    }
+    let line = long.lines().count() + 1;
+    long.push_str("---apiVersion: v1\nkind: ConfigMap\nmetadata: {name: last}\n");
+    std::fs::write(dir.path().join("long.yaml"), &long).unwrap();
+    let out =
+        covenant().current_dir(dir.path()).args(["check", "long.yaml", "--output", "json"]).assert().code(1);
+    let found = findings(&out);
+    let separator: Vec<_> = found.iter().filter(|f| f.4.contains("kubectl refuses")).collect();
+    assert_eq!(separator.len(), 1, "{found:?}");
+    assert_eq!((separator[0].1, separator[0].2, separator[0].3), (line as u64, 4, n as u64 - 1), "{found:?}");
+    assert!(separator[0].4.contains("separator: apiVersion: v1)"), "{found:?}");
+
+    // The launcher reads its own documents, and such a line with them.
+    let app = "--- {apiVersion: launcher.gokure.dev/v1alpha1, kind: Application, metadata: {name: shop}, \
+               spec: {components: [{name: web, type: webservice, properties: {image: \"shop:1\", port: 8080}}]}}\n";
+    std::fs::write(dir.path().join("app.yaml"), app).unwrap();
+    covenant().current_dir(dir.path()).args(["check", "app.yaml"]).assert().success();
+}
+
 /// A file in UTF-16 with its byte-order mark (what Windows PowerShell's `>` writes) is read as
 /// kubectl and the launcher read it, from a file, stdin and a directory, its findings where
 /// they are; `diff` reads it too.
