@@ -376,38 +376,57 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
     true
 }
 
-/// A separator line kubectl refuses, in a file kubectl reads: CVN-109 at the text after the
-/// dashes, as a finding of the document it begins or is in (kubectl applies none of the file).
-fn separator_finding(
+/// Where kubectl splits a file it reads otherwise than YAML: CVN-109 at a separator line it
+/// refuses (it applies nothing of the file) and at a document it never reads (one after an
+/// end marker with no `---` between them), each a finding of the document it is in or begins.
+fn split_findings(
     report: &mut Report,
     engine: &Engine,
     name: &str,
-    s: &crate::source::RefusedSeparator,
+    split: crate::source::KubectlSplit,
     starts: &[(usize, usize)],
 ) {
-    let reason = format!(
-        "kubectl refuses this line (invalid Yaml document separator: {}): only a comment may follow `---` on \
-         its line, so kubectl applies nothing of the file; begin the document on the next line",
-        s.content
-    );
-    let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return };
-    // The document that begins on the line, or the last to begin before it.
-    let document = starts
-        .iter()
-        .rev()
-        .find(|(_, line)| *line <= s.at.line)
-        .or(starts.first())
-        .map_or(0, |(index, _)| *index);
-    report.entries.push(Entry {
-        file: name.into(),
-        document,
-        item: None,
-        at: s.at,
-        kind: None,
-        name: None,
-        namespace: None,
-        finding: f,
-    });
+    let mut found = Vec::new();
+    if let Some((at, text)) = split.refused_separator {
+        found.push((
+            at,
+            format!(
+                "kubectl refuses this line (invalid Yaml document separator: {text}): only a comment may \
+                 follow `---` on its line, so kubectl applies nothing of the file; begin the document on \
+                 the next line"
+            ),
+        ));
+    }
+    if let Some((at, end)) = split.unread_document {
+        found.push((
+            at,
+            format!(
+                "kubectl never reads this document: no `---` line comes between it and the end marker `...` \
+                 at line {end}, and kubectl reads only the first document between two `---` lines; put a \
+                 `---` line before it"
+            ),
+        ));
+    }
+    for (at, reason) in found {
+        let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return };
+        // The document that begins at the place, or the last to begin before it.
+        let document = starts
+            .iter()
+            .rev()
+            .find(|(_, line)| *line <= at.line)
+            .or(starts.first())
+            .map_or(0, |(index, _)| *index);
+        report.entries.push(Entry {
+            file: name.into(),
+            document,
+            item: None,
+            at,
+            kind: None,
+            name: None,
+            namespace: None,
+            finding: f,
+        });
+    }
 }
 
 /// A file that could not be read as text (not UTF-8): one CVN-109 finding for it, at its
@@ -810,23 +829,22 @@ pub fn check_each(
                 Judging { engine, cluster, base, report: &mut report, seen: &mut seen, file: &file };
             judging.document(doc);
         };
-        let (syntax, separator) = match &input {
+        let (syntax, split) = match &input {
             Input::Read(source) => {
-                (each_document(&source.text, judge), crate::source::refused_separator(&source.text))
+                (each_document(&source.text, judge), crate::source::kubectl_split(&source.text))
             }
             Input::File(path) => match std::fs::File::open(path) {
                 // Read in pieces of whole documents: a long stream is never held whole.
                 Ok(opened) => {
-                    let (syntax, problem, separator) =
-                        each_document_from(std::io::BufReader::new(opened), judge);
+                    let (syntax, problem, split) = each_document_from(std::io::BufReader::new(opened), judge);
                     if let Some(reason) = problem {
                         unreadable_file(&mut report, engine, &file, &reason);
                     }
-                    (syntax, separator)
+                    (syntax, split)
                 }
                 Err(e) => {
                     unreadable_file(&mut report, engine, &file, &format!("cannot be read: {e}"));
-                    (None, None)
+                    (None, Default::default())
                 }
             },
         };
@@ -835,8 +853,8 @@ pub fn check_each(
                 report.documents += 1;
             }
         }
-        if let Some(s) = separator.filter(|_| for_kubectl) {
-            separator_finding(&mut report, engine, &file, &s, &starts);
+        if for_kubectl {
+            split_findings(&mut report, engine, &file, split, &starts);
         }
         // An input named to be checked that holds nothing is said, never passed in silence.
         if report.documents + report.skipped.len() == held {

@@ -16,13 +16,13 @@ use std::sync::OnceLock;
 
 mod fast;
 mod files;
-mod separator;
+mod split;
 
 pub use files::{
     discover, is_document_file, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
     NO_DOCUMENT_FILES,
 };
-pub use separator::{refused_separator, RefusedSeparator};
+pub use split::{kubectl_split, KubectlSplit};
 
 use crate::pointer::escape;
 use serde_json::{Map, Number, Value};
@@ -603,13 +603,13 @@ const PIECE: usize = 1 << 20;
 /// read: a long file is never held whole. Each piece goes to the line reader; from the first
 /// piece it declines (or that is not UTF-8), yaml-rust2 reads the rest of the stream as a
 /// stream of characters. Returns the syntax error, what ended the stream early (text that is
-/// not UTF-8, a read error), and the first separator line kubectl refuses, if any.
+/// not UTF-8, a read error), and where kubectl would split the text otherwise than YAML.
 pub fn each_document_from(
     reader: impl std::io::BufRead,
     sink: impl FnMut(SourceDocument),
-) -> (Option<SyntaxError>, Option<String>, Option<RefusedSeparator>) {
-    let mut scan = separator::SeparatorScan::default();
-    let (syntax, problem) = in_pieces(separator::Scanned { reader, scan: &mut scan }, PIECE, sink);
+) -> (Option<SyntaxError>, Option<String>, KubectlSplit) {
+    let mut scan = split::SplitScan::default();
+    let (syntax, problem) = in_pieces(split::Scanned { reader, scan: &mut scan }, PIECE, sink);
     (syntax, problem, scan.finish())
 }
 

@@ -502,12 +502,14 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
     assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
 }
 
-/// A separator line with a document after its `---` reads as YAML, but kubectl refuses the
-/// file there: in a file kubectl reads, a CVN-109 at the text after the dashes, from a file,
-/// stdin and a stream long enough to be read in pieces; not in a file of the launcher's
-/// documents, which the launcher reads.
+/// Two texts that read as YAML and do not reach the cluster through kubectl, which splits a
+/// file at its `---` lines: a separator line with a document after its `---` (kubectl refuses
+/// the file there) and a document after an end marker in the same part (kubectl never reads
+/// it). In a file kubectl reads, each is a CVN-109 where it is, from a file, stdin and a
+/// stream long enough to be read in pieces; not in a file of the launcher's documents, which
+/// the launcher reads as YAML does.
 #[test]
-fn a_separator_line_kubectl_refuses_is_refused_in_what_kubectl_reads() {
+fn what_kubectl_splits_otherwise_than_yaml_is_refused_in_what_kubectl_reads() {
     let dir = tempfile::tempdir().unwrap();
     let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
     let findings = |out: &assert_cmd::assert::Assert| {
@@ -564,6 +566,20 @@ fn a_separator_line_kubectl_refuses_is_refused_in_what_kubectl_reads() {
     assert_eq!(separator.len(), 1, "{found:?}");
     assert_eq!((separator[0].1, separator[0].2, separator[0].3), (line as u64, 4, n as u64 - 1), "{found:?}");
     assert!(separator[0].4.contains("separator: apiVersion: v1)"), "{found:?}");
+
+    // A document after an end marker, in the part kubectl reads one document of.
+    std::fs::write(dir.path().join("ended.yaml"), format!("{}...\n# b\n{}", cm("a"), cm("b"))).unwrap();
+    let out =
+        covenant().current_dir(dir.path()).args(["check", "ended.yaml", "--output", "json"]).assert().code(1);
+    let found = findings(&out);
+    assert_eq!(
+        found.iter().map(|(r, l, c, d, _)| (r.as_str(), *l, *c, *d)).collect::<Vec<_>>(),
+        [("CVN-109", 7, 1, 1)],
+        "{found:?}"
+    );
+    assert!(found[0].4.contains("kubectl never reads this document: no `---` line comes between it and the end marker `...` at line 5"), "{found:?}");
+    std::fs::write(dir.path().join("ended.yaml"), format!("{}...\n---\n{}...\n", cm("a"), cm("b"))).unwrap();
+    covenant().current_dir(dir.path()).args(["check", "ended.yaml"]).assert().success();
 
     // The launcher reads its own documents, and such a line with them.
     let app = "--- {apiVersion: launcher.gokure.dev/v1alpha1, kind: Application, metadata: {name: shop}, \

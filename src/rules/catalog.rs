@@ -618,8 +618,11 @@ tab, line feed and carriage return, at the character, and a scalar its tag says 
 (`!!int eighty`), which kubectl refuses too. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
-the whole file there (`invalid Yaml document separator`). A file of the launcher's documents
-alone is read by the launcher, which reads such a line, and is not refused.
+the whole file there (`invalid Yaml document separator`). In such a file it also refuses a
+document that follows an end marker (`...`) with no `---` line between them: YAML reads it,
+but kubectl reads only the first document between two `---` lines and never applies it. A
+file of the launcher's documents alone is read by the launcher, which reads both as YAML
+does, and is not refused.
 
 ## Why it matters
 
