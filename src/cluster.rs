@@ -209,9 +209,9 @@ impl OfflineCluster {
     /// covenant should say it could not look.
     pub fn load_dir(dir: &Path) -> Result<OfflineCluster, LoadError> {
         let mut objects = Vec::new();
-        for path in crate::source::discover(dir)
-            .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?
-        {
+        let walked = crate::source::walk(dir, &globset::GlobSet::empty())
+            .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?;
+        for path in walked.files {
             let err = |reason: String| LoadError { path: path.display().to_string(), reason };
             let text = crate::source::read_text(&path).map_err(|e| err(e.to_string()))?;
             let (docs, syntax) = parse_stream(&text);
@@ -234,11 +234,14 @@ impl OfflineCluster {
             }
         }
         if objects.is_empty() {
+            // What the walk left out may be why (`PUBLISHED.YAML`).
+            let why = walked.notes.iter().map(|n| format!("; {n}")).collect::<String>();
             return Err(LoadError {
                 path: dir.display().to_string(),
-                reason: "holds no objects; leave --context out to check without cluster state (what needs \
-                         it is then said to be unchecked)"
-                    .into(),
+                reason: format!(
+                    "holds no objects{why}; leave --context out to check without cluster state (what needs \
+                     it is then said to be unchecked)"
+                ),
             });
         }
         Ok(OfflineCluster::holding(objects))

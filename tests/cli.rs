@@ -693,6 +693,7 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
         ("charts/web/values.yaml", bad),
         ("app/web.tmpl.yaml", bad),
         ("app/web.yaml", good),
+        ("app/LEGACY.YAML", bad),
     ] {
         let path = root.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -713,6 +714,26 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
         "{text}"
     );
     assert_eq!(text.matches("already walked").count(), 1, "{text}");
+    // A document file's extension in upper case: left out, as kubectl leaves it, and said.
+    assert!(
+        text.contains(
+            "LEGACY.YAML was not read: kubectl too skips it in a directory, where it reads *.yaml, \
+                       *.yml and *.json in lower case only (name it *.yaml to have both read it)"
+        ),
+        "{text}"
+    );
+    let only = tempfile::tempdir().unwrap();
+    std::fs::write(only.path().join("DEPLOY.Yml"), good).unwrap();
+    let out = covenant().arg("check").arg(only.path()).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("holds no *.yaml, *.yml or *.json file\n  note: ")
+            && err.contains("DEPLOY.Yml was not read")
+            && err.contains("(name it *.yml"),
+        "{err}"
+    );
+    // Named, it is read (as kubectl reads a file named with -f).
+    covenant().arg("check").arg(only.path().join("DEPLOY.Yml")).assert().code(0);
     // Without the excludes, the excluded files are read (and fail); .git never is.
     let out = covenant().arg("check").arg(root).assert().code(1).get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();

@@ -176,10 +176,12 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         let walked =
             crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
-        walk_notes.extend(walked.notes);
         if walked.files.is_empty() {
-            bail!("{}: {}", path.display(), crate::source::NO_DOCUMENT_FILES);
+            // What the walk left out may be why (`DEPLOY.YAML`).
+            let why = walked.notes.iter().map(|n| format!("\n  note: {n}")).collect::<String>();
+            bail!("{}: {}{why}", path.display(), crate::source::NO_DOCUMENT_FILES);
         }
+        walk_notes.extend(walked.notes);
         queued.extend(walked.files.into_iter().map(Input::File));
     }
     if args.fix {

@@ -12,12 +12,14 @@ pub const NO_DOCUMENT_FILES: &str = "holds no *.yaml, *.yml or *.json file";
 /// empty answer: a path named to be read was meant to hold something. An error comes with the
 /// path it is about.
 pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, String)>, (PathBuf, std::io::Error)> {
-    let files = discover(path).map_err(|e| (path.to_path_buf(), e))?;
-    if files.is_empty() {
-        let none = std::io::Error::new(std::io::ErrorKind::NotFound, NO_DOCUMENT_FILES);
+    let walked = walk(path, &globset::GlobSet::empty()).map_err(|e| (path.to_path_buf(), e))?;
+    if walked.files.is_empty() {
+        let why = walked.notes.iter().map(|n| format!("; {n}")).collect::<String>();
+        let none = std::io::Error::new(std::io::ErrorKind::NotFound, format!("{NO_DOCUMENT_FILES}{why}"));
         return Err((path.to_path_buf(), none));
     }
-    files
+    walked
+        .files
         .into_iter()
         .map(|file| match read_text(&file) {
             Ok(text) => Ok((file, text)),
@@ -122,6 +124,13 @@ pub fn is_document_file(path: &Path) -> bool {
     matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
 }
 
+/// A file name's extension when it is a document file's in another case (`.YAML`, `.Json`):
+/// a file `check` leaves out of a directory, as kubectl does, but says so.
+fn document_extension_cased_otherwise(path: &Path) -> Option<&str> {
+    let ext = path.extension()?.to_str()?;
+    ["yaml", "yml", "json"].iter().any(|e| e.eq_ignore_ascii_case(ext)).then_some(ext)
+}
+
 /// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`
 /// and `*.json` below it, sorted.
 pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -175,6 +184,13 @@ pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> 
                 stack.push(p);
             } else if is_document_file(&p) {
                 walked.files.push(p);
+            } else if let Some(ext) = document_extension_cased_otherwise(&p) {
+                walked.notes.push(format!(
+                    "{} was not read: kubectl too skips it in a directory, where it reads *.yaml, *.yml and \
+                     *.json in lower case only (name it *.{} to have both read it)",
+                    p.display(),
+                    ext.to_lowercase()
+                ));
             }
         }
     }
