@@ -609,7 +609,7 @@ pub fn each_document_from(
     sink: impl FnMut(SourceDocument),
 ) -> (Option<SyntaxError>, Option<String>, KubectlSplit) {
     let mut scan = split::SplitScan::default();
-    let (syntax, problem) = in_pieces(split::Scanned { reader, scan: &mut scan }, PIECE, sink);
+    let (syntax, problem) = in_pieces(split::Scanned::new(reader, &mut scan), PIECE, sink);
     (syntax, problem, scan.finish())
 }
 

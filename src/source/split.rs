@@ -50,6 +50,21 @@ impl SplitScan {
     /// Read the next bytes of the stream.
     pub fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
+            if !self.mid_line && self.ended.is_none() && !matches!(bytes[0], b'-' | b'.') {
+                // Most lines: begun with neither `-` nor `.`, with no end marker open, they
+                // cannot matter and are only counted.
+                match memchr::memchr(b'\n', bytes) {
+                    Some(i) => {
+                        self.lines += 1;
+                        bytes = &bytes[i + 1..];
+                        continue;
+                    }
+                    None => {
+                        (self.mid_line, self.keep) = (true, false);
+                        return;
+                    }
+                }
+            }
             if !self.mid_line {
                 self.mid_line = true;
                 self.keep = self.ended.is_some() || matches!(bytes[0], b'-' | b'.');
@@ -126,17 +141,27 @@ pub fn kubectl_split(text: &str) -> KubectlSplit {
     scan.finish()
 }
 
-/// A reader whose bytes are scanned as they are taken from it.
+/// A reader whose bytes are scanned as they are read: each buffer the reader fills, whole,
+/// when it is first seen (a buffer at a time, not a line at a time as a line reader consumes
+/// it). What is scanned ahead of what is consumed is at most a buffer read and never taken,
+/// when the reading stops early; nothing is scanned twice.
 pub struct Scanned<'a, R> {
-    /// What is read.
-    pub reader: R,
-    /// What scans it.
-    pub scan: &'a mut SplitScan,
+    reader: R,
+    scan: &'a mut SplitScan,
+    /// Bytes at the front of the reader's buffer already scanned.
+    ahead: usize,
+}
+
+impl<'a, R> Scanned<'a, R> {
+    /// `reader`, scanned by `scan`.
+    pub fn new(reader: R, scan: &'a mut SplitScan) -> Scanned<'a, R> {
+        Scanned { reader, scan, ahead: 0 }
+    }
 }
 
 impl<R: std::io::BufRead> std::io::Read for Scanned<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.reader.fill_buf()?;
+        let available = std::io::BufRead::fill_buf(self)?;
         let n = available.len().min(buf.len());
         buf[..n].copy_from_slice(&available[..n]);
         std::io::BufRead::consume(self, n);
@@ -146,13 +171,16 @@ impl<R: std::io::BufRead> std::io::Read for Scanned<'_, R> {
 
 impl<R: std::io::BufRead> std::io::BufRead for Scanned<'_, R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.reader.fill_buf()
+        let available = self.reader.fill_buf()?;
+        if let Some(new) = available.get(self.ahead..).filter(|new| !new.is_empty()) {
+            self.scan.feed(new);
+            self.ahead = available.len();
+        }
+        Ok(available)
     }
 
     fn consume(&mut self, amount: usize) {
-        if let Ok(taken) = self.reader.fill_buf() {
-            self.scan.feed(&taken[..amount.min(taken.len())]);
-        }
+        self.ahead = self.ahead.saturating_sub(amount);
         self.reader.consume(amount);
     }
 }
@@ -226,7 +254,7 @@ mod tests {
         let mut scan = SplitScan::default();
         let mut read = String::new();
         let reader = std::io::BufReader::with_capacity(3, text.as_bytes());
-        std::io::Read::read_to_string(&mut Scanned { reader, scan: &mut scan }, &mut read).unwrap();
+        std::io::Read::read_to_string(&mut Scanned::new(reader, &mut scan), &mut read).unwrap();
         assert_eq!((read.as_str(), scan.finish()), (text, whole));
     }
 }
