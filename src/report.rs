@@ -376,6 +376,16 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
     true
 }
 
+/// Whether a document is one kubectl applies: it names an `apiVersion`, of a group other
+/// than the launcher's (which the launcher reads) and covenant's own (its config, registries,
+/// dialects and baselines, which covenant reads).
+fn applied_by_kubectl(doc: &serde_json::Value) -> bool {
+    use crate::families::launcher::{COVENANT_GROUP, GROUP};
+    doc.get("apiVersion")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|a| !matches!(a.split_once('/').map_or(a, |(group, _)| group), GROUP | COVENANT_GROUP))
+}
+
 /// Where kubectl splits a file it reads otherwise than YAML: CVN-109 at a separator line it
 /// refuses (it applies nothing of the file) and at a document it never reads (one after an
 /// end marker with no `---` between them), each a finding of the document it is in or begins.
@@ -812,14 +822,12 @@ pub fn check_each(
             continue;
         }
         let held = report.documents + report.skipped.len();
-        // Whether kubectl is the file's reader (it holds a Kubernetes object: not only the
-        // launcher's documents), and where each document starts.
+        // Whether kubectl is the file's reader (it holds a Kubernetes object), and where each
+        // document starts.
         let mut for_kubectl = false;
         let mut starts = Vec::new();
         let judge = |doc: SourceDocument| {
-            for_kubectl |= doc.value.get("apiVersion").and_then(serde_json::Value::as_str).is_some_and(|a| {
-                a.split_once('/').map_or(a, |(group, _)| group) != crate::families::launcher::GROUP
-            });
+            for_kubectl |= applied_by_kubectl(&doc.value);
             starts.push((doc.index, doc.positions.start().line));
             if skip_unidentified && !identifies_itself(&doc.value) {
                 report.skipped.push((file.clone(), doc.index));

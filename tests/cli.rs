@@ -586,6 +586,13 @@ fn what_kubectl_splits_otherwise_than_yaml_is_refused_in_what_kubectl_reads() {
                spec: {components: [{name: web, type: webservice, properties: {image: \"shop:1\", port: 8080}}]}}\n";
     std::fs::write(dir.path().join("app.yaml"), app).unwrap();
     covenant().current_dir(dir.path()).args(["check", "app.yaml"]).assert().success();
+    // And covenant its own.
+    std::fs::write(
+        dir.path().join("registry.yaml"),
+        "--- {apiVersion: covenant.dev/v1alpha1, kind: Registry, types: []}\n",
+    )
+    .unwrap();
+    covenant().current_dir(dir.path()).args(["check", "registry.yaml"]).assert().success();
 }
 
 /// A file in UTF-16 with its byte-order mark (what Windows PowerShell's `>` writes) is read as

@@ -622,7 +622,7 @@ the whole file there (`invalid Yaml document separator`). In such a file it also
 document that follows an end marker (`...`) with no `---` line between them: YAML reads it,
 but kubectl reads only the first document between two `---` lines and never applies it. A
 file of the launcher's documents alone is read by the launcher, which reads both as YAML
-does, and is not refused.
+does, and is not refused; nor is a file of covenant's own documents (a registry, a dialect).
 
 ## Why it matters
 
