@@ -929,14 +929,19 @@ impl<'s> Builder<'s> {
             }
             Slot::Key => {
                 let text = match value {
-                    Value::String(s) => s,
-                    Value::Null => "null".to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Number(n) => n.to_string(),
                     Value::Array(_) | Value::Object(_) => {
                         self.fail("a mapping key must be a scalar", mark);
                         String::new()
                     }
+                    scalar => match json_key(scalar) {
+                        Ok(text) => text,
+                        Err(reason) => {
+                            // As kubectl, the stream stops here: the document is not handed on.
+                            self.fail(reason, mark);
+                            self.halted = true;
+                            return;
+                        }
+                    },
                 };
                 let at = mark;
                 let root_map = self.stack.len() == 1;
@@ -1037,6 +1042,67 @@ impl<'s> Builder<'s> {
                 json: false,
             });
         }
+    }
+}
+
+/// The JSON member name of a scalar mapping key, as kubectl (sigs.k8s.io/yaml) makes one of
+/// the key go-yaml read: a string as it is, an integer in decimal, a boolean as `true` or `false`, a
+/// float as Go's `FormatFloat(f, 'g', -1, 32)` writes it. A null key, and an integer above
+/// the int64 range (go-yaml reads it as uint64), kubectl refuses: `unsupported map key`.
+fn json_key(key: Value) -> Result<String, &'static str> {
+    match key {
+        Value::String(s) => Ok(s),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(i.to_string()),
+            (None, _) if n.is_u64() => {
+                Err("the mapping key is an integer above 9223372036854775807, which kubectl cannot make a \
+                 JSON key of (it refuses the document: unsupported map key of type uint64); quote it")
+            }
+            (None, f) => Ok(go_float_key(f.unwrap_or(f64::NAN))),
+        },
+        _ => Err("the mapping key is null (`~`, `null`, or nothing before the `:`), which kubectl \
+             cannot make a JSON key of (it refuses the document: unsupported map key of type <nil>); \
+             quote it if it is text"),
+    }
+}
+
+/// A float mapping key as kubectl writes it: Go's `strconv.FormatFloat(f, 'g', -1, 32)` (the
+/// shortest digits that read back as the same float32; an exponent below -4 or from 6 up
+/// written as `e±dd`), with `.inf`, `-.inf` and `.nan` for what has no digits.
+fn go_float_key(f: f64) -> String {
+    #[allow(clippy::cast_possible_truncation)] // float32, as kubectl formats it
+    let single = f as f32;
+    if single.is_nan() {
+        return ".nan".into();
+    }
+    if single.is_infinite() {
+        return if single > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    let sign = if single.is_sign_negative() { "-" } else { "" };
+    if single == 0.0 {
+        return format!("{sign}0");
+    }
+    // Rust's shortest float32 digits, the same digits Go's shortest formatting finds.
+    let shortest = format!("{:e}", single.abs());
+    let (mantissa, exponent) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let digits = mantissa.replace('.', "");
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if !(-4..6).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        let sign_e = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{point}{rest}e{sign_e}{:02}", exponent.abs());
+    }
+    // Digits before the point: the exponent plus one (none or fewer than the digits).
+    let before = usize::try_from(exponent + 1).unwrap_or(0);
+    if exponent < 0 {
+        let zeros = "0".repeat(usize::try_from(-exponent - 1).unwrap_or(0));
+        format!("{sign}0.{zeros}{digits}")
+    } else if before >= digits.len() {
+        format!("{sign}{digits}{}", "0".repeat(before - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..before], &digits[before..])
     }
 }
 
@@ -1697,6 +1763,57 @@ mod tests {
     fn anchors_and_aliases_resolve() {
         let (docs, _) = parse_stream("a: &x {k: 1}\nb: *x\n");
         assert_eq!(docs[0].value, json!({"a": {"k": 1}, "b": {"k": 1}}));
+    }
+
+    #[test]
+    fn keys_become_json_member_names_as_kubectl_makes_them() {
+        let (docs, error) = parse_stream(
+            "1: a\n0x10: b\n1.50: c\n1e3: d\n1.0: e\ntrue: f\n0.00001: g\n123456789.5: h\n.inf: i\n-.inf: j\n\
+             .nan: k\n-0.0: l\n0.0001: m\n3.14159265358979: n\n100000.0: o\n1e6: p\n1e39: q\n\"~\": r\n",
+        );
+        assert_eq!(error, None);
+        let keys: Vec<&str> = docs[0].value.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut want = [
+            "1",
+            "16",
+            "1.5",
+            "1000",
+            "1",
+            "true",
+            "1e-05",
+            "1.2345679e+08",
+            ".inf",
+            "-.inf",
+            ".nan",
+            "-0",
+            "0.0001",
+            "3.1415927",
+            "100000",
+            "1e+06",
+            ".inf",
+            "~",
+        ];
+        // Members in name order; a key written twice (`1` and `1.0`) is one member.
+        want.sort_unstable();
+        let mut want = want.to_vec();
+        want.dedup();
+        assert_eq!(keys, want);
+        assert_eq!(docs[0].duplicates.len(), 2);
+        // Keys kubectl cannot make a JSON member of stop the stream where they are.
+        for (text, reason) in [
+            ("~: x", "of type <nil>"),
+            ("null: x", "of type <nil>"),
+            (": x", "of type <nil>"),
+            ("18446744073709551615: x", "of type uint64"),
+        ] {
+            let (docs, error) = parse_stream(&format!("a: 1\n---\nk: 1\n{text}\n---\nb: 2\n"));
+            let error = error.unwrap_or_else(|| panic!("{text} is refused"));
+            assert!(error.reason.contains(reason), "{text}: {}", error.reason);
+            assert_eq!(
+                (error.at, error.documents_before, docs.len()),
+                (Position { line: 4, column: 1 }, 1, 1)
+            );
+        }
     }
 
     #[test]

@@ -502,6 +502,28 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
     assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
 }
 
+/// A mapping key kubectl cannot name a JSON member with (null) refuses the document where it
+/// is, as kubectl refuses it; a float key is named as kubectl names it.
+#[test]
+fn mapping_keys_are_named_as_kubectl_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cm =
+        |data: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\ndata:\n  {data}\n");
+    std::fs::write(dir.path().join("cm.yaml"), cm("~: on")).unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", "cm.yaml"]).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with("cm.yaml:5:3: error[CVN-109] not valid YAML: the mapping key is null")
+            && text.contains("unsupported map key of type <nil>"),
+        "{text}"
+    );
+    // `1.0` and `1` are one key to kubectl ("1"): written twice.
+    std::fs::write(dir.path().join("cm.yaml"), cm("1.0: a\n  1: b")).unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", "cm.yaml"]).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("cm.yaml:6:3: error[CVN-108] /data/1: key \"1\" appears twice"), "{text}");
+}
+
 /// Two texts that read as YAML and do not reach the cluster through kubectl, which splits a
 /// file at its `---` lines: a separator line with a document after its `---` (kubectl refuses
 /// the file there) and a document after an end marker in the same part (kubectl never reads

@@ -615,7 +615,8 @@ are warnings. The same keyword in a component type's or trait's `openAPIV3Schema
 where it is (in a `$defs` definition, where the definition is): OpenChoreo decodes that schema
 strictly and refuses it too. It also refuses a file holding a control character other than
 tab, line feed and carriage return, at the character, and a scalar its tag says it is not
-(`!!int eighty`), which kubectl refuses too. In a file that holds a Kubernetes object, it
+(`!!int eighty`), and a mapping key kubectl cannot make a JSON member name of (`~: x`, an
+integer key above the int64 range), which kubectl refuses too. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
 the whole file there (`invalid Yaml document separator`). In such a file it also refuses a
