@@ -12,7 +12,9 @@ use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::pointer::At;
 use crate::rules::{lookup, Action, Finding};
-use crate::source::{each_document, each_document_from, parse_stream, Position, SourceDocument};
+use crate::source::{
+    each_document, each_document_from, parse_stream, KubectlReads, Position, SourceDocument,
+};
 use crate::subject::{list_items, Subject};
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
@@ -696,14 +698,15 @@ impl Judging<'_> {
         // cannot be read) is the document's.
         if !(noted.duplicates.is_empty() && noted.ambiguous.is_empty()) {
             let list = Place::of(self.file, index, None, &value);
-            self.noted(&list, &noted, "");
+            self.noted(&list, &noted, "", applied_by_kubectl(&value));
         }
     }
 
     /// What the reader noted of an object, its pointers' `prefix` taken off (an item's
     /// findings point into the item): CVN-108 for a key repeated in one mapping, CVN-110 for
-    /// a scalar kubectl reads as a boolean and YAML 1.2 as text.
-    fn noted(&mut self, place: &Place, noted: &Noted, prefix: &str) {
+    /// a scalar kubectl reads as a boolean and YAML 1.2 as text, and in what kubectl applies
+    /// (`by_kubectl`) CVN-109 for an infinity kubectl cannot turn into JSON.
+    fn noted(&mut self, place: &Place, noted: &Noted, prefix: &str, by_kubectl: bool) {
         let within = |pointer: &str| pointer.strip_prefix(prefix).unwrap_or(pointer).to_string();
         for d in &noted.duplicates {
             let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
@@ -712,13 +715,35 @@ impl Judging<'_> {
             }
         }
         for a in &noted.ambiguous {
-            let what = if a.key { "the key" } else { "the value" };
-            let args = vec![
-                ("what", what.to_string()),
-                ("text", a.text.clone()),
-                ("boolean", a.boolean.to_string()),
-            ];
-            if let Some(f) = loader_finding(self.engine, "CVN-110", &within(&a.pointer), args) {
+            let (id, args) = match a.kubectl {
+                KubectlReads::Boolean(boolean) => {
+                    let what = if a.key { "the key" } else { "the value" };
+                    let args = vec![
+                        ("what", what.to_string()),
+                        ("text", a.text.clone()),
+                        ("boolean", boolean.to_string()),
+                    ];
+                    ("CVN-110", args)
+                }
+                // The launcher reads the float; only kubectl cannot write it as JSON.
+                KubectlReads::NonFinite if !by_kubectl => continue,
+                KubectlReads::NonFinite => {
+                    let sign = if a.text.starts_with('-') { "-" } else { "+" };
+                    let float = if a.text.to_ascii_lowercase().ends_with("nan") {
+                        "NaN".to_string()
+                    } else {
+                        format!("{sign}Inf")
+                    };
+                    let reason = format!(
+                        "kubectl refuses the document: it reads `{}` as the float {float}, which JSON cannot hold \
+                         (error converting YAML to JSON: json: unsupported value: {float}); quote it (\"{}\") if it \
+                         is text",
+                        a.text, a.text
+                    );
+                    ("CVN-109", vec![("reason", reason)])
+                }
+            };
+            if let Some(f) = loader_finding(self.engine, id, &within(&a.pointer), args) {
                 self.report.entries.push(place.entry(a.at, f));
             }
         }
@@ -747,7 +772,7 @@ impl Judging<'_> {
             kind: place.kind.clone(),
             name: place.name.clone(),
         });
-        self.noted(&place, &noted, prefix);
+        self.noted(&place, &noted, prefix, applied_by_kubectl(&value));
         let previous = self.base.and_then(|b| b.previous(&value));
         let mut subject = Subject::from_document(value);
         // The face reads the clock, so exemptions can expire; the engine never does.

@@ -173,29 +173,47 @@ impl DuplicateKey {
     }
 }
 
-/// A plain scalar that YAML readers read as different values: one of the YAML 1.1 booleans
-/// (`yes`, `no`, `on`, `off`, `y`, `n`, in their three cases), which kubectl (go-yaml v2)
-/// reads as a boolean and YAML 1.2 readers (covenant, the launcher's yaml.v3) as text.
+/// A plain scalar that covenant reads as text and kubectl (go-yaml v2) as something else: one
+/// of the YAML 1.1 booleans (`yes`, `no`, `on`, `off`, `y`, `n`, in their three cases), which
+/// YAML 1.2 readers (covenant, the launcher's yaml.v3) read as text; or, as a value, an
+/// infinity or NaN (`.inf`, `-.Inf`, `.nan`), which JSON cannot hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AmbiguousScalar {
     /// Pointer of the value, or of the member whose key it is.
     pub pointer: String,
     /// The scalar as written.
     pub text: String,
-    /// The boolean kubectl reads it as.
-    pub boolean: bool,
+    /// What kubectl reads it as.
+    pub kubectl: KubectlReads,
     /// Whether it is a mapping key (kubectl then reads the key as `"true"` or `"false"`).
     pub key: bool,
     /// Where it is.
     pub at: Position,
 }
 
+/// What kubectl reads a scalar covenant reads as text as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KubectlReads {
+    /// This boolean (the launcher's yaml.v3 reads text, as covenant does).
+    Boolean(bool),
+    /// A float JSON cannot hold, so kubectl refuses the document (`error converting YAML to
+    /// JSON: json: unsupported value: +Inf`). The launcher's yaml.v3 reads the float.
+    NonFinite,
+}
+
 impl AmbiguousScalar {
-    /// The boolean go-yaml v2 reads a plain scalar as, where YAML 1.2 reads text.
-    fn boolean(text: &str) -> Option<bool> {
+    /// What go-yaml v2 reads a plain scalar as, where covenant reads text; a key is named by
+    /// what kubectl makes of it, and only a boolean key is named otherwise (`.inf` is ".inf").
+    fn kubectl_reads(text: &str, key: bool) -> Option<KubectlReads> {
         match text {
-            "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
-            "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+            "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(KubectlReads::Boolean(true)),
+            "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(KubectlReads::Boolean(false)),
+            ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF" | ".nan"
+            | ".NaN" | ".NAN"
+                if !key =>
+            {
+                Some(KubectlReads::NonFinite)
+            }
             _ => None,
         }
     }
@@ -1022,15 +1040,15 @@ impl<'s> Builder<'s> {
         }
     }
 
-    /// Note a plain scalar kubectl reads as `boolean` and covenant as text, just finished as a
+    /// Note a plain scalar kubectl reads as `kubectl` and covenant as text, just finished as a
     /// key (its member's pointer) or a value (its own).
-    fn ambiguous_scalar(&mut self, text: String, boolean: bool, key: bool, at: Position) {
+    fn ambiguous_scalar(&mut self, text: String, kubectl: KubectlReads, key: bool, at: Position) {
         let entry = match self.stack.last() {
             Some(Frame::Map { key: Some((_, entry)), .. }) if key => *entry,
             _ => self.node,
         };
         let pointer = if entry == ROOT { String::new() } else { self.positions.pointer_of(entry) };
-        self.ambiguous.push(AmbiguousScalar { pointer, text, boolean, key, at });
+        self.ambiguous.push(AmbiguousScalar { pointer, text, kubectl, key, at });
     }
 
     fn fail(&mut self, reason: &str, at: Position) {
@@ -1158,9 +1176,9 @@ fn tagged(text: String, tag: &Tag) -> Result<Value, String> {
             }
             found => Err(refused(&found)),
         },
-        "bool" => match AmbiguousScalar::boolean(&text) {
-            Some(b) => Ok(Value::Bool(b)),
-            None => match resolve_plain(text.clone()) {
+        "bool" => match AmbiguousScalar::kubectl_reads(&text, false) {
+            Some(KubectlReads::Boolean(b)) => Ok(Value::Bool(b)),
+            _ => match resolve_plain(text.clone()) {
                 Value::Bool(b) => Ok(Value::Bool(b)),
                 found => Err(refused(&found)),
             },
@@ -1223,8 +1241,9 @@ fn go_timestamp(text: &str) -> bool {
 /// judges is what is applied: `Null` and `NULL` are null; an integer may carry `_` between
 /// digits (`1_000`), a sign before a base prefix (`-0x10`), `0b` for binary, and a leading `0`
 /// makes it octal (`0755` is 493). A float is written as JSON floats are, or with a leading
-/// `.` (`.5`). Infinities and NaN, which JSON cannot hold, stay text, as does every other word
-/// (`yes`, `on`: v3 reads them as text, v2 as booleans).
+/// `.` (`.5`). Infinities and NaN, which JSON cannot hold, stay text (and are noted: kubectl
+/// refuses them), as does every other word (`yes`, `on`: v3 reads them as text, v2 as
+/// booleans, also noted).
 fn resolve_plain(text: String) -> Value {
     match text.as_str() {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
@@ -1333,16 +1352,12 @@ impl Builder<'_> {
                 self.begin_node(mark);
                 let plain = style == TScalarStyle::Plain;
                 self.merge_key = plain && text == "<<" && tag.as_ref().is_none_or(|t| t.suffix == "merge");
-                // A YAML 1.1 boolean, kept as text: whether it is a key is known before it
-                // finishes (and becomes the mapping's key).
-                let ambiguous = if plain && tag.is_none() { AmbiguousScalar::boolean(&text) } else { None }
-                    .map(|boolean| {
-                        (
-                            boolean,
-                            text.clone(),
-                            matches!(self.stack.last(), Some(Frame::Map { key: None, .. })),
-                        )
-                    });
+                // A YAML 1.1 boolean or an infinity, kept as text: whether it is a key is known
+                // before it finishes (and becomes the mapping's key).
+                let key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
+                let ambiguous =
+                    if plain && tag.is_none() { AmbiguousScalar::kubectl_reads(&text, key) } else { None }
+                        .map(|kubectl| (kubectl, text.clone(), key));
                 let value = match scalar(text, style, tag.as_ref()) {
                     Ok(value) => value,
                     Err(reason) => {
@@ -1355,8 +1370,8 @@ impl Builder<'_> {
                 self.finish_node(value, anchor, 1, mark);
                 // Taken by a key; a `<<` value leaves nothing for the next key.
                 self.merge_key = false;
-                if let Some((boolean, text, key)) = ambiguous {
-                    self.ambiguous_scalar(text, boolean, key, mark);
+                if let Some((kubectl, text, key)) = ambiguous {
+                    self.ambiguous_scalar(text, kubectl, key, mark);
                 }
             }
             Event::Alias(id) => {
@@ -1702,7 +1717,7 @@ mod tests {
         let noted = |pointer: &str, text: &str, boolean, key, (line, column)| AmbiguousScalar {
             pointer: pointer.into(),
             text: text.into(),
-            boolean,
+            kubectl: KubectlReads::Boolean(boolean),
             key,
             at: Position { line, column },
         };
@@ -1717,6 +1732,11 @@ mod tests {
             ]
         );
         assert_eq!(line_reader_agrees(text), None, "a tag: the general reader alone");
+        // An infinity or NaN value is noted too; as a key it names the member as kubectl does.
+        let (docs, _) = parse_stream("a: .inf\n.nan: -.INF\nb: [\".inf\", !!str .nan]\n");
+        let noted: Vec<(&str, KubectlReads)> =
+            docs[0].ambiguous.iter().map(|a| (a.pointer.as_str(), a.kubectl)).collect();
+        assert_eq!(noted, [("/a", KubectlReads::NonFinite), ("/.nan", KubectlReads::NonFinite)]);
         assert_eq!(line_reader_agrees("a: yes\nOff: 1\nc: [n, Y]\nd:\n  - ON\n"), Some(true));
     }
 

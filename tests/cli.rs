@@ -502,10 +502,11 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
     assert!(found[0].2.contains("cannot decode !!str `eighty` as a !!int"), "{found:?}");
 }
 
-/// A mapping key kubectl cannot name a JSON member with (null) refuses the document where it
-/// is, as kubectl refuses it; a float key is named as kubectl names it.
+/// A mapping key kubectl cannot name a JSON member with (null), and an infinity it cannot
+/// write as JSON, refuse the document where they are, as kubectl refuses it; a float key is
+/// named as kubectl names it.
 #[test]
-fn mapping_keys_are_named_as_kubectl_names_them() {
+fn keys_and_infinities_are_read_as_kubectl_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let cm =
         |data: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\ndata:\n  {data}\n");
@@ -522,6 +523,16 @@ fn mapping_keys_are_named_as_kubectl_names_them() {
     let out = covenant().current_dir(dir.path()).args(["check", "cm.yaml"]).assert().code(1);
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(text.contains("cm.yaml:6:3: error[CVN-108] /data/1: key \"1\" appears twice"), "{text}");
+    std::fs::write(dir.path().join("cm.yaml"), cm("limit: -.Inf\n  quoted: \".inf\"\n  .inf: key")).unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", "cm.yaml"]).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with(
+            "cm.yaml:5:10: error[CVN-109] /data/limit: kubectl refuses the document: it reads `-.Inf` as the \
+             float -Inf, which JSON cannot hold (error converting YAML to JSON: json: unsupported value: -Inf)"
+        ) && text.contains("1 denied (1 finding)"),
+        "{text}"
+    );
 }
 
 /// Two texts that read as YAML and do not reach the cluster through kubectl, which splits a

@@ -616,7 +616,10 @@ where it is (in a `$defs` definition, where the definition is): OpenChoreo decod
 strictly and refuses it too. It also refuses a file holding a control character other than
 tab, line feed and carriage return, at the character, and a scalar its tag says it is not
 (`!!int eighty`), and a mapping key kubectl cannot make a JSON member name of (`~: x`, an
-integer key above the int64 range), which kubectl refuses too. In a file that holds a Kubernetes object, it
+integer key above the int64 range), which kubectl refuses too. In a document kubectl applies
+(any but the launcher's and covenant's own), it refuses an infinity or NaN written as a plain
+value (`.inf`, `-.Inf`, `.nan`): kubectl reads a float JSON cannot hold and refuses the
+document (`json: unsupported value: +Inf`); quoted, it is text. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
 the whole file there (`invalid Yaml document separator`). In such a file it also refuses a
