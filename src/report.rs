@@ -64,6 +64,21 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// A finding of a document known by its place in a file alone (one that could not be
+    /// read, or before it names what it is).
+    fn in_file(file: &str, document: usize, at: Position, finding: Finding) -> Entry {
+        Entry {
+            file: file.into(),
+            document,
+            item: None,
+            at,
+            kind: None,
+            name: None,
+            namespace: None,
+            finding,
+        }
+    }
+
     /// What a baseline and SARIF's `partialFingerprints` know a finding by: the rule, its
     /// fingerprint, and the object it is about (file, kind, namespace, name), so a new file
     /// or object carrying an old kind of finding is a new finding.
@@ -275,16 +290,7 @@ pub fn check_values(
             let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
             if let Some(f) = loader_finding(engine, id, &pointer, args) {
                 let at = doc.positions.locate(&f.pointer);
-                report.entries.push(Entry {
-                    file: name.into(),
-                    document: doc.index,
-                    item: None,
-                    at,
-                    kind: None,
-                    name: None,
-                    namespace: None,
-                    finding: f,
-                });
+                report.entries.push(Entry::in_file(name, doc.index, at, f));
             }
         }
     }
@@ -311,16 +317,8 @@ pub fn check_profile(
         let mut push = |id: &'static str, pointer: String, args: Vec<(&'static str, String)>| {
             if let Some(f) = loader_finding(engine, id, &pointer, args) {
                 let at = doc.positions.locate(&f.pointer);
-                report.entries.push(Entry {
-                    file: name.into(),
-                    document: doc.index,
-                    item: None,
-                    at,
-                    kind: Some("ClusterProfile".into()),
-                    name: None,
-                    namespace: None,
-                    finding: f,
-                });
+                let entry = Entry::in_file(name, doc.index, at, f);
+                report.entries.push(Entry { kind: Some("ClusterProfile".into()), ..entry });
             }
         };
         for (key, binding) in caps {
@@ -364,17 +362,7 @@ pub fn check_profile(
 fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::source::SyntaxError) -> bool {
     let reason = e.what();
     let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return false };
-    let at = e.at;
-    report.entries.push(Entry {
-        file: name.into(),
-        document: e.documents_before,
-        item: None,
-        at,
-        kind: None,
-        name: None,
-        namespace: None,
-        finding: f,
-    });
+    report.entries.push(Entry::in_file(name, e.documents_before, e.at, f));
     true
 }
 
@@ -428,16 +416,7 @@ fn split_findings(
             .find(|(_, line)| *line <= at.line)
             .or(starts.first())
             .map_or(0, |(index, _)| *index);
-        report.entries.push(Entry {
-            file: name.into(),
-            document,
-            item: None,
-            at,
-            kind: None,
-            name: None,
-            namespace: None,
-            finding: f,
-        });
+        report.entries.push(Entry::in_file(name, document, at, f));
     }
 }
 
@@ -447,17 +426,7 @@ pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason:
     report.documents += 1;
     report.checked.push(Checked::document(name, 0));
     if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason.to_string())]) {
-        let at = Position { line: 1, column: 1 };
-        report.entries.push(Entry {
-            file: name.to_string(),
-            document: 0,
-            item: None,
-            at,
-            kind: None,
-            name: None,
-            namespace: None,
-            finding: f,
-        });
+        report.entries.push(Entry::in_file(name, 0, Position { line: 1, column: 1 }, f));
     }
 }
 

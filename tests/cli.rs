@@ -455,6 +455,12 @@ fn merged_members_are_judged_where_the_merge_key_is() {
     );
 }
 
+/// The findings of a `check --output json` run.
+fn json_findings(out: &assert_cmd::assert::Assert) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    v["findings"].as_array().cloned().unwrap_or_else(|| panic!("no findings member: {v}"))
+}
+
 /// A tagged scalar is what go-yaml makes of its tag: `!!int "8080"` an integer, a local tag's
 /// text text, and a scalar its tag cannot be a syntax error where it is.
 #[test]
@@ -474,10 +480,7 @@ fn tagged_scalars_are_judged_as_kubectl_reads_them() {
             .args(["check", "app.yaml", "--output", "json"])
             .assert()
             .code(code);
-        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-        v["findings"]
-            .as_array()
-            .unwrap()
+        json_findings(&out)
             .iter()
             .map(|f| {
                 (
@@ -546,10 +549,7 @@ fn what_kubectl_splits_otherwise_than_yaml_is_refused_in_what_kubectl_reads() {
     let dir = tempfile::tempdir().unwrap();
     let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
     let findings = |out: &assert_cmd::assert::Assert| {
-        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-        v["findings"]
-            .as_array()
-            .unwrap()
+        json_findings(out)
             .iter()
             .map(|f| {
                 (
