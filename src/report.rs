@@ -376,17 +376,37 @@ fn applied_by_kubectl(doc: &serde_json::Value) -> bool {
         .is_some_and(|a| !matches!(a.split_once('/').map_or(a, |(group, _)| group), GROUP | COVENANT_GROUP))
 }
 
-/// Where kubectl splits a file it reads otherwise than YAML: CVN-109 at a separator line it
-/// refuses (it applies nothing of the file) and at a document it never reads (one after an
-/// end marker with no `---` between them), each a finding of the document it is in or begins.
+/// Whether a document is read by go-yaml: kubectl applies it, or the launcher reads it (a
+/// document naming an `apiVersion` that is not covenant's own).
+fn read_by_go_yaml(doc: &serde_json::Value) -> bool {
+    doc.get("apiVersion").and_then(serde_json::Value::as_str).is_some_and(|a| {
+        a.split_once('/').map_or(a, |(group, _)| group) != crate::families::launcher::COVENANT_GROUP
+    })
+}
+
+/// Where the readers a file is for read it otherwise than YAML: in a file kubectl reads,
+/// CVN-109 at a separator line it refuses (it applies nothing of the file) and at a document
+/// it never reads (one after an end marker with no `---` between them); in a file go-yaml reads
+/// (kubectl's or the launcher's), at a tab it refuses (`tab`). Each is a finding of the
+/// document it is in or begins.
 fn split_findings(
     report: &mut Report,
     engine: &Engine,
     name: &str,
     split: crate::source::KubectlSplit,
+    tab: Option<Position>,
     starts: &[(usize, usize)],
 ) {
     let mut found = Vec::new();
+    if let Some(at) = tab {
+        found.push((
+            at,
+            "go-yaml (kubectl's reader and the launcher's) refuses this tab: after a sequence entry's `-` \
+             only spaces may come before the entry (found character that cannot start any token); write \
+             spaces"
+                .to_string(),
+        ));
+    }
     if let Some((at, text)) = split.refused_separator {
         found.push((
             at,
@@ -818,10 +838,11 @@ pub fn check_each(
         let held = report.documents + report.skipped.len();
         // Whether kubectl is the file's reader (it holds a Kubernetes object), and where each
         // document starts.
-        let mut for_kubectl = false;
+        let (mut for_kubectl, mut for_go_yaml) = (false, false);
         let mut starts = Vec::new();
         let judge = |doc: SourceDocument| {
             for_kubectl |= applied_by_kubectl(&doc.value);
+            for_go_yaml |= read_by_go_yaml(&doc.value);
             starts.push((doc.index, doc.positions.start().line));
             if skip_unidentified && !identifies_itself(&doc.value) {
                 report.skipped.push((file.clone(), doc.index));
@@ -855,9 +876,23 @@ pub fn check_each(
                 report.documents += 1;
             }
         }
-        if for_kubectl {
-            split_findings(&mut report, engine, &file, split, &starts);
-        }
+        // A text with a tab is read once more, for the tabs go-yaml refuses.
+        let tab = match &input {
+            _ if !(for_go_yaml && split.holds_tab) => None,
+            Input::Read(source) => {
+                crate::source::go_yaml_refused_tab(source.text.chars(), source.text.chars())
+            }
+            Input::File(path) => {
+                let chars = || {
+                    std::fs::File::open(path)
+                        .ok()
+                        .map(|f| crate::source::ReadChars::new(std::io::BufReader::new(f)))
+                };
+                chars().zip(chars()).and_then(|(scan, walk)| crate::source::go_yaml_refused_tab(scan, walk))
+            }
+        };
+        let split = if for_kubectl { split } else { crate::source::KubectlSplit::default() };
+        split_findings(&mut report, engine, &file, split, tab, &starts);
         // An input named to be checked that holds nothing is said, never passed in silence.
         if report.documents + report.skipped.len() == held {
             report.empty.push(file.clone());

@@ -17,12 +17,14 @@ use std::sync::OnceLock;
 mod fast;
 mod files;
 mod split;
+mod tabs;
 
 pub use files::{
     discover, is_document_file, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
     NO_DOCUMENT_FILES,
 };
 pub use split::{kubectl_split, KubectlSplit};
+pub use tabs::go_yaml_refused_tab;
 
 use crate::pointer::escape;
 use serde_json::{Map, Number, Value};

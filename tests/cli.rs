@@ -538,6 +538,39 @@ fn keys_and_infinities_are_read_as_kubectl_reads_them() {
     );
 }
 
+/// A tab after a sequence entry's `-` is read by YAML 1.2 but refused by go-yaml (kubectl's
+/// and the launcher's reader): CVN-109 at the tab, from a file and from stdin. A tab after a
+/// key's `:`, which go-yaml reads, passes.
+#[test]
+fn a_tab_go_yaml_refuses_is_refused_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = |args: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name:\t\"web\"\n    \
+             image: web:1\n    args:\n{args}"
+        )
+    };
+    let text = pod("    - --verbose\n    - \t--port=80\n");
+    std::fs::write(dir.path().join("pod.yaml"), &text).unwrap();
+    let from_file =
+        covenant().current_dir(dir.path()).args(["check", "pod.yaml", "--output", "json"]).assert().code(1);
+    let from_stdin = covenant().args(["check", "-", "--output", "json"]).write_stdin(text).assert().code(1);
+    for out in [from_file, from_stdin] {
+        let found = json_findings(&out);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0]["rule"].as_str(), found[0]["line"].as_u64(), found[0]["column"].as_u64()),
+            (Some("CVN-109"), Some(11), Some(7))
+        );
+        assert!(
+            found[0]["message"].as_str().unwrap().contains("refuses this tab: after a sequence entry's `-`"),
+            "{found:?}"
+        );
+    }
+    std::fs::write(dir.path().join("pod.yaml"), pod("    - --verbose\n")).unwrap();
+    covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
+}
+
 /// Two texts that read as YAML and do not reach the cluster through kubectl, which splits a
 /// file at its `---` lines: a separator line with a document after its `---` (kubectl refuses
 /// the file there) and a document after an end marker in the same part (kubectl never reads

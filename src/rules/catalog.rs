@@ -619,7 +619,9 @@ tab, line feed and carriage return, at the character, and a scalar its tag says 
 integer key above the int64 range), which kubectl refuses too. In a document kubectl applies
 (any but the launcher's and covenant's own), it refuses an infinity or NaN written as a plain
 value (`.inf`, `-.Inf`, `.nan`): kubectl reads a float JSON cannot hold and refuses the
-document (`json: unsupported value: +Inf`); quoted, it is text. In a file that holds a Kubernetes object, it
+document (`json: unsupported value: +Inf`); quoted, it is text. In a document go-yaml reads
+(kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`), which
+go-yaml refuses and YAML 1.2 reads. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
 the whole file there (`invalid Yaml document separator`). In such a file it also refuses a

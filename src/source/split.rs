@@ -23,6 +23,9 @@ pub struct KubectlSplit {
     /// The first document kubectl does not read: where it begins, and the line of the end
     /// marker before it.
     pub unread_document: Option<(Position, usize)>,
+    /// Whether the text holds a tab anywhere: go-yaml refuses tabs in places yaml-rust2 reads
+    /// them (`go_yaml_refused_tab` finds where), and most texts hold none.
+    pub holds_tab: bool,
 }
 
 /// The most of a line kept to judge it, in bytes (the text after a refused `---` is cut
@@ -49,6 +52,7 @@ pub struct SplitScan {
 impl SplitScan {
     /// Read the next bytes of the stream.
     pub fn feed(&mut self, mut bytes: &[u8]) {
+        self.found.holds_tab = self.found.holds_tab || memchr::memchr(b'\t', bytes).is_some();
         while !bytes.is_empty() {
             if !self.mid_line && self.ended.is_none() && !matches!(bytes[0], b'-' | b'.') {
                 // Most lines: begun with neither `-` nor `.`, with no end marker open, they
