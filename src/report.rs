@@ -394,17 +394,22 @@ fn split_findings(
     engine: &Engine,
     name: &str,
     split: crate::source::KubectlSplit,
-    tab: Option<Position>,
+    tab: Option<crate::source::RefusedTab>,
     starts: &[(usize, usize)],
 ) {
+    use crate::source::RefusedTab;
     let mut found = Vec::new();
-    if let Some(at) = tab {
+    if let Some(tab) = tab {
+        let where_ = match tab {
+            RefusedTab::LineStart(_) => "at the start of a line (even one of blanks or a comment)",
+            RefusedTab::AfterDash(_) => "after a sequence entry's `-`",
+        };
         found.push((
-            at,
-            "go-yaml (kubectl's reader and the launcher's) refuses this tab: after a sequence entry's `-` \
-             only spaces may come before the entry (found character that cannot start any token); write \
-             spaces"
-                .to_string(),
+            tab.at(),
+            format!(
+                "go-yaml (kubectl's reader and the launcher's) refuses this tab: {where_} only spaces may \
+                 come outside a quoted string (found character that cannot start any token); write spaces"
+            ),
         ));
     }
     if let Some((at, text)) = split.refused_separator {

@@ -24,7 +24,7 @@ pub use files::{
     NO_DOCUMENT_FILES,
 };
 pub use split::{kubectl_split, KubectlSplit};
-pub use tabs::go_yaml_refused_tab;
+pub use tabs::{go_yaml_refused_tab, RefusedTab};
 
 use crate::pointer::escape;
 use serde_json::{Map, Number, Value};

@@ -538,9 +538,9 @@ fn keys_and_infinities_are_read_as_kubectl_reads_them() {
     );
 }
 
-/// A tab after a sequence entry's `-` is read by YAML 1.2 but refused by go-yaml (kubectl's
-/// and the launcher's reader): CVN-109 at the tab, from a file and from stdin. A tab after a
-/// key's `:`, which go-yaml reads, passes.
+/// A tab after a sequence entry's `-`, or at a line's start, is read by YAML 1.2 but refused
+/// by go-yaml (kubectl's and the launcher's reader): CVN-109 at the tab, from a file and from
+/// stdin. A tab after a key's `:`, which go-yaml reads, passes.
 #[test]
 fn a_tab_go_yaml_refuses_is_refused_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
@@ -567,6 +567,17 @@ fn a_tab_go_yaml_refuses_is_refused_where_it_is() {
             "{found:?}"
         );
     }
+    // A line of blanks that begins with a tab.
+    std::fs::write(dir.path().join("pod.yaml"), pod("    - --verbose\n\t\n    - --port=80\n")).unwrap();
+    let out =
+        covenant().current_dir(dir.path()).args(["check", "pod.yaml", "--output", "json"]).assert().code(1);
+    let found = json_findings(&out);
+    assert_eq!(
+        (found.len(), found[0]["line"].as_u64(), found[0]["column"].as_u64()),
+        (1, Some(11), Some(1)),
+        "{found:?}"
+    );
+    assert!(found[0]["message"].as_str().unwrap().contains("at the start of a line"), "{found:?}");
     std::fs::write(dir.path().join("pod.yaml"), pod("    - --verbose\n")).unwrap();
     covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
 }

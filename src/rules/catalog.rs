@@ -620,7 +620,8 @@ integer key above the int64 range), which kubectl refuses too. In a document kub
 (any but the launcher's and covenant's own), it refuses an infinity or NaN written as a plain
 value (`.inf`, `-.Inf`, `.nan`): kubectl reads a float JSON cannot hold and refuses the
 document (`json: unsupported value: +Inf`); quoted, it is text. In a document go-yaml reads
-(kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`), which
+(kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`) and a
+tab that begins a line outside a quoted string (a line of blanks or a comment too), which
 go-yaml refuses and YAML 1.2 reads. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses

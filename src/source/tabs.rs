@@ -1,21 +1,42 @@
 //! The tabs go-yaml refuses and yaml-rust2 reads. In block context go-yaml (kubectl's reader,
-//! and the launcher's yaml.v3) eats tabs between tokens only where no key may begin, and a
-//! key may begin after a sequence entry's `-`: so `- \titem` (a tab after the dash, with or
-//! without spaces before it) is refused by kubectl (`found character that cannot start any
-//! token`), while yaml-rust2 reads it. After a mapping key's `:` a key may not begin, and
-//! go-yaml reads `name:\tweb` (which yaml-rust2 refuses, before any of this is asked).
+//! and the launcher's yaml.v3) eats tabs between tokens only where no key may begin; a key may
+//! begin at a line's start and after a sequence entry's `-`. So a tab that begins a line (a
+//! line of blanks, or of a comment, that starts with a tab) and a tab after a `-` (`- \titem`)
+//! are refused by kubectl (`found character that cannot start any token`; in a block or plain
+//! scalar, a tab where indentation is expected), while yaml-rust2 reads them. Inside a quoted
+//! scalar and in flow context go-yaml reads tabs. After a mapping key's `:` a key may not
+//! begin, and go-yaml reads `name:\tweb` (which yaml-rust2 refuses, before any of this is
+//! asked).
 
-use yaml_rust2::scanner::{Scanner, Token, TokenType};
+use yaml_rust2::scanner::{Scanner, TScalarStyle, Token, TokenType};
 
 use super::Position;
 
-/// The first tab go-yaml refuses after a block sequence entry's `-`: where it is. `scan` and
-/// `walk` are the same text's characters, read twice (one for the tokens, one to look at the
-/// blanks before each entry), so a long text is never held.
+/// Where a tab go-yaml refuses is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusedTab {
+    /// It begins a line.
+    LineStart(Position),
+    /// It follows a sequence entry's `-` (after spaces, or none).
+    AfterDash(Position),
+}
+
+impl RefusedTab {
+    /// Where it is.
+    pub fn at(self) -> Position {
+        match self {
+            RefusedTab::LineStart(at) | RefusedTab::AfterDash(at) => at,
+        }
+    }
+}
+
+/// The first tab go-yaml refuses where yaml-rust2 reads it: where it is. `scan` and `walk` are
+/// the same text's characters, read twice (one for the tokens, one to look at the text between
+/// them), so a long text is never held.
 pub fn go_yaml_refused_tab(
     scan: impl Iterator<Item = char>,
     walk: impl Iterator<Item = char>,
-) -> Option<Position> {
+) -> Option<RefusedTab> {
     let mut walk = Walk {
         chars: walk.peekable(),
         index: 0,
@@ -24,22 +45,37 @@ pub fn go_yaml_refused_tab(
         first_tab: None,
         spaces_only: true,
         last: '\n',
+        block: true,
+        line_start_tab: None,
     };
     let mut flow = 0usize;
     for Token(mark, kind) in Scanner::new(scan) {
+        // Up to the token: a tab beginning a line on the way, in block context, is refused.
+        walk.block = flow == 0;
+        while walk.index < mark.index() {
+            walk.step()?;
+        }
+        if let Some(tab) = walk.line_start_tab {
+            return Some(RefusedTab::LineStart(tab));
+        }
         match kind {
             TokenType::FlowSequenceStart | TokenType::FlowMappingStart => flow += 1,
             TokenType::FlowSequenceEnd | TokenType::FlowMappingEnd => flow = flow.saturating_sub(1),
-            TokenType::BlockEntry if flow == 0 => {
-                // Its mark is where the entry's node begins, past the blanks after the `-`.
-                while walk.index < mark.index() {
-                    walk.step()?;
+            // Its mark is where the entry's node begins, past the blanks after the `-`.
+            TokenType::BlockEntry
+                if flow == 0 && walk.index == mark.index() && walk.blank_after == Some('-') =>
+            {
+                if let Some(tab) = walk.first_tab {
+                    return Some(RefusedTab::AfterDash(tab));
                 }
-                if walk.index == mark.index() && walk.blank_after == Some('-') {
-                    if let Some(tab) = walk.first_tab {
-                        return Some(tab);
-                    }
-                }
+            }
+            // A quoted scalar's lines may begin with tabs: walked through to its closing quote.
+            TokenType::Scalar(style @ (TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted), _)
+                if walk.index == mark.index() =>
+            {
+                walk.block = false;
+                walk.step()?;
+                walk.through_quote(style == TScalarStyle::DoubleQuoted)?;
             }
             _ => {}
         }
@@ -62,12 +98,19 @@ struct Walk<I: Iterator<Item = char>> {
     spaces_only: bool,
     /// The last character that is not a space or a tab.
     last: char,
+    /// Whether the walk is in block context (outside flow collections and quoted scalars).
+    block: bool,
+    /// The first tab met in block context at a line's start.
+    line_start_tab: Option<Position>,
 }
 
 impl<I: Iterator<Item = char>> Walk<I> {
     /// One character on; `None` at the text's end.
     fn step(&mut self) -> Option<()> {
         let c = self.chars.next()?;
+        if c == '\t' && self.at.column == 1 && self.block && self.line_start_tab.is_none() {
+            self.line_start_tab = Some(self.at);
+        }
         match c {
             ' ' | '\t' => {
                 if self.blank_after.is_none() {
@@ -93,6 +136,25 @@ impl<I: Iterator<Item = char>> Walk<I> {
         self.index += 1;
         Some(())
     }
+
+    /// From just past a quoted scalar's opening quote to just past its closing one.
+    fn through_quote(&mut self, double: bool) -> Option<()> {
+        loop {
+            let c = *self.chars.peek()?;
+            self.step()?;
+            match c {
+                '\\' if double => self.step()?,
+                '"' if double => return Some(()),
+                '\'' if !double => {
+                    if self.chars.peek() != Some(&'\'') {
+                        return Some(());
+                    }
+                    self.step()?;
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -100,11 +162,11 @@ mod tests {
     use super::*;
 
     fn refused(text: &str) -> Option<(usize, usize)> {
-        go_yaml_refused_tab(text.chars(), text.chars()).map(|at| (at.line, at.column))
+        go_yaml_refused_tab(text.chars(), text.chars()).map(|tab| (tab.at().line, tab.at().column))
     }
 
     #[test]
-    fn a_tab_after_a_block_entry_is_refused_where_go_yaml_refuses_it() {
+    fn a_tab_that_begins_a_line_or_follows_a_dash_is_refused_where_go_yaml_refuses_it() {
         // Read by go-yaml: spaces after a dash, tabs after a key's colon or a scalar, tabs in
         // flow and in text, a dash in text.
         for ok in [
@@ -124,5 +186,15 @@ mod tests {
         assert_eq!(refused("l:\n  -\tx\n"), Some((2, 4)));
         assert_eq!(refused("l:\n- a\n-  \t\n  b: c\n"), Some((3, 4)));
         assert_eq!(refused("- - \tx\n"), Some((1, 5)));
+        // A tab that begins a line, outside quoted scalars and flow collections.
+        assert_eq!(refused("a: 1\n\t\nb: 2\n"), Some((2, 1)));
+        assert_eq!(refused("a:\n  b: 1\n\t# a comment\n  c: 2\n"), Some((3, 1)));
+        assert_eq!(refused("a: |\n  x\n\t\n  y\n"), Some((3, 1)));
+        assert_eq!(refused("a: \"x\n\ty \\\" z\n\t\"\nb: 'it''s\n\tq'\nc: [1,\n\t2]\nd: 1\n"), None);
+        assert_eq!(refused("a: \"x\"\n\t\n"), Some((2, 1)));
+        assert_eq!(refused("a: 1\n\t\n"), Some((2, 1)), "after the last token");
+        // After spaces go-yaml refuses it between tokens and reads it in a block scalar's
+        // text; it is not judged here.
+        assert_eq!(refused("a: 1\n  \t\n"), None);
     }
 }
