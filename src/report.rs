@@ -881,20 +881,14 @@ pub fn check_each(
                 report.documents += 1;
             }
         }
-        // A text with a tab is read once more, for the tabs go-yaml refuses.
+        // A text with a tab is read again, for the tabs go-yaml refuses.
         let tab = match &input {
             _ if !(for_go_yaml && split.holds_tab) => None,
-            Input::Read(source) => {
-                crate::source::go_yaml_refused_tab(source.text.chars(), source.text.chars())
-            }
-            Input::File(path) => {
-                let chars = || {
-                    std::fs::File::open(path)
-                        .ok()
-                        .map(|f| crate::source::ReadChars::new(std::io::BufReader::new(f)))
-                };
-                chars().zip(chars()).and_then(|(scan, walk)| crate::source::go_yaml_refused_tab(scan, walk))
-            }
+            Input::Read(source) => crate::source::go_yaml_refused_tab(|| Some(source.text.chars())),
+            Input::File(path) => crate::source::go_yaml_refused_tab(|| {
+                let file = std::fs::File::open(path).ok()?;
+                Some(crate::source::ReadChars::new(std::io::BufReader::new(file)))
+            }),
         };
         let split = if for_kubectl { split } else { crate::source::KubectlSplit::default() };
         split_findings(&mut report, engine, &file, split, tab, &starts);

@@ -507,52 +507,108 @@ fn general(
     general_from(chars, Resume { skip, ..Resume::default() }, sink)
 }
 
+/// How many times one document is read again for tabs after keys' colons: each reading is
+/// the document's length again, so a document of more such tabs is refused at the next one,
+/// as yaml-rust2 refuses it, rather than read in time quadratic in its length.
+pub(crate) const TAB_REREADS: usize = 64;
+
+/// What yaml-rust2 says of a tab after a key's `:` followed by a letter, a digit or `-`.
+pub(crate) const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
+
 /// Read the rest of a stream, from `from`, with yaml-rust2's scanner.
+///
+/// yaml-rust2 refuses a tab after a mapping key's `:` when a letter, digit or `-` follows
+/// (`name:\tweb`); go-yaml, kubectl's and the launcher's reader, reads it as the space it
+/// separates with. Where yaml-rust2 refuses one, the `:` is an indicator (the scanner was
+/// between tokens, not in a scalar's text), so its tabs are taken for spaces and the document
+/// is read again from its first line, the documents before it not handed on again. Each such
+/// tab costs a reading of its document, at most `TAB_REREADS` of them a document.
 fn general_from(
     chars: impl Iterator<Item = char>,
-    from: Resume,
+    mut from: Resume,
     sink: &mut dyn FnMut(SourceDocument),
 ) -> Option<SyntaxError> {
-    let mut builder = Builder::new(sink);
-    builder.skip = from.skip;
-    builder.documents = from.documents;
-    builder.lines_before = from.lines;
-    let stop = Rc::new(Cell::new(None));
-    builder.cut = Some(stop.clone());
-    let mut parser = Parser::new(Printable::new(chars, stop.clone()));
-    let error = parser.load(&mut builder, true).err();
-    // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
-    // says of the end it met there ("unexpected end of stream") is not.
-    if let Some((found, at)) = stop.get() {
-        let (code, allowed) = (u32::from(found), "only tab, line feed and carriage return");
-        return builder.error.take().or(Some(SyntaxError {
-            reason: if c0_control(found) {
-                format!(
-                    "the control character U+{code:04X}, which neither YAML nor JSON allows in a text ({allowed}; in a double-quoted string write it as \\u{code:04X})"
-                )
-            } else {
-                format!(
-                    "the character U+{code:04X}, which YAML does not allow in a text (kubectl refuses it; in a double-quoted string write it as \\u{code:04X})"
-                )
+    let mut chars = chars;
+    let mut again: Vec<char> = Vec::new();
+    let mut json = None;
+    // The line the document read again begins on, and how many times it has been.
+    let (mut document_line, mut rereads) = (0, 0);
+    loop {
+        let mut builder = Builder::new(sink);
+        builder.skip = from.skip;
+        builder.documents = from.documents;
+        builder.lines_before = from.lines;
+        let stop = Rc::new(Cell::new(None));
+        builder.cut = Some(stop.clone());
+        let replay = Rc::new(std::cell::RefCell::new(Replay { from_line: 1, line: 1, ..Replay::default() }));
+        builder.replay = Some(replay.clone());
+        let mut printable = Printable::new(
+            std::mem::take(&mut again).into_iter().chain(&mut chars),
+            stop.clone(),
+            replay.clone(),
+        );
+        printable.json = json;
+        let mut parser = Parser::new(printable);
+        let error = parser.load(&mut builder, true).err();
+        drop(parser);
+        if let Some(e) = error.as_ref().filter(|e| e.info() == TAB_AFTER_COLON) {
+            let line = from.lines + replay.borrow().line;
+            (document_line, rereads) = if line == document_line { (line, rereads + 1) } else { (line, 1) };
+            if stop.get().is_none() && builder.error.is_none() && rereads <= TAB_REREADS {
+                let mut replay = replay.borrow_mut();
+                let mut at = e.marker().index().saturating_sub(replay.index).min(replay.chars.len());
+                while at > 0 && replay.chars[at - 1] == '\t' {
+                    replay.chars[at - 1] = ' ';
+                    at -= 1;
+                }
+                again = std::mem::take(&mut replay.chars);
+                from = Resume {
+                    lines: from.lines + replay.line - 1,
+                    documents: builder.documents,
+                    skip: from.skip,
+                };
+                json = replay.json;
+                continue;
+            }
+        }
+        // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
+        // says of the end it met there ("unexpected end of stream") is not.
+        if let Some((found, at)) = stop.get() {
+            let (code, allowed) = (u32::from(found), "only tab, line feed and carriage return");
+            return builder.error.take().or(Some(SyntaxError {
+                reason: if c0_control(found) {
+                    format!(
+                        "the control character U+{code:04X}, which neither YAML nor JSON allows in a text ({allowed}; in a double-quoted string write it as \\u{code:04X})"
+                    )
+                } else {
+                    format!(
+                        "the character U+{code:04X}, which YAML does not allow in a text (kubectl refuses it; in a double-quoted string write it as \\u{code:04X})"
+                    )
+                },
+                at: at.below(from.lines),
+                documents_before: builder.documents,
+                json: false,
+            }));
+        }
+        let error = error.map(|e| SyntaxError {
+            reason: match e.info() {
+                // The reader counts flow nesting in a byte.
+                "recursion limit exceeded" => {
+                    "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads"
+                        .to_string()
+                }
+                TAB_AFTER_COLON => format!(
+                    "a tab after a key's `:` (go-yaml reads it as a space; covenant reads {TAB_REREADS} of them in a \
+                     document, and this one is past that): write spaces"
+                ),
+                other => other.to_string(),
             },
-            at: at.below(from.lines),
+            at: Position::of(*e.marker()).below(from.lines),
             documents_before: builder.documents,
             json: false,
-        }));
+        });
+        return error.or(builder.error.take());
     }
-    let error = error.map(|e| SyntaxError {
-        reason: match e.info() {
-            // The reader counts flow nesting in a byte.
-            "recursion limit exceeded" => {
-                "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads".to_string()
-            }
-            other => other.to_string(),
-        },
-        at: Position::of(*e.marker()).below(from.lines),
-        documents_before: builder.documents,
-        json: false,
-    });
-    error.or(builder.error.take())
 }
 
 /// The control character the general reader's characters stopped at, and where, once they
@@ -573,11 +629,54 @@ struct Printable<I> {
     stop: Stop,
     /// Whether the text is JSON (it starts with `{`), once its first character is read.
     json: Option<bool>,
+    /// The characters given since the current document's first line began, to read it again.
+    replay: Rc<std::cell::RefCell<Replay>>,
+}
+
+/// The characters of the document being read, from the start of its first line: what is read
+/// again, a tab taken for a space, when yaml-rust2 refuses a tab after a key's `:` that
+/// go-yaml reads. The builder says on which line each document begins (`from_line`).
+#[derive(Debug, Default)]
+struct Replay {
+    chars: Vec<char>,
+    /// The line `chars` begins, counted from the reading's start.
+    line: usize,
+    /// The index of its first character.
+    index: usize,
+    /// The line the current document begins (set by the builder).
+    from_line: usize,
+    /// Whether the text is JSON, once the characters have told (kept for the reading again).
+    json: Option<bool>,
+}
+
+impl Replay {
+    /// Let go of the lines before the current document's.
+    fn trim(&mut self) {
+        let mut lines = self.from_line.saturating_sub(self.line);
+        if lines == 0 {
+            return;
+        }
+        let mut cut = 0;
+        for (i, c) in self.chars.iter().enumerate() {
+            if *c == '\n' {
+                lines -= 1;
+                if lines == 0 {
+                    cut = i + 1;
+                    break;
+                }
+            }
+        }
+        if lines == 0 {
+            self.chars.drain(..cut);
+            self.index += cut;
+            self.line = self.from_line;
+        }
+    }
 }
 
 impl<I> Printable<I> {
-    fn new(chars: I, stop: Stop) -> Printable<I> {
-        Printable { chars, at: Position { line: 1, column: 1 }, stop, json: None }
+    fn new(chars: I, stop: Stop, replay: Rc<std::cell::RefCell<Replay>>) -> Printable<I> {
+        Printable { chars, at: Position { line: 1, column: 1 }, stop, json: None, replay }
     }
 }
 
@@ -611,6 +710,10 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
         } else {
             Position { column: self.at.column + 1, ..self.at }
         };
+        let mut replay = self.replay.borrow_mut();
+        replay.trim();
+        replay.chars.push(c);
+        replay.json = self.json;
         Some(c)
     }
 }
@@ -857,6 +960,9 @@ struct Builder<'s> {
     /// Set (to the character and where it is) when the general reader's characters stopped at
     /// one no text may hold: the document then in progress is cut, and not handed on.
     cut: Option<Stop>,
+    /// Where the general reader keeps the current document's characters, told the line each
+    /// document begins on (counted from the reading's start).
+    replay: Option<Rc<std::cell::RefCell<Replay>>>,
 }
 
 impl<'s> Builder<'s> {
@@ -879,6 +985,7 @@ impl<'s> Builder<'s> {
             error: None,
             merge_key: false,
             cut: None,
+            replay: None,
         }
     }
 
@@ -1311,6 +1418,11 @@ impl MarkedEventReceiver for Builder<'_> {
 impl Builder<'_> {
     /// Take one event of the stream, which begins at `mark`.
     fn on(&mut self, ev: Event, mark: Position) {
+        // A document begins at its `---` line (or its first line), and the one before it ends
+        // there: what is read again for a tab begins at the last of these.
+        if let (Event::DocumentStart | Event::DocumentEnd, Some(replay)) = (&ev, &self.replay) {
+            replay.borrow_mut().from_line = mark.line;
+        }
         let mark = mark.below(self.lines_before);
         if self.halted {
             return;
@@ -1836,6 +1948,47 @@ mod tests {
                 (Position { line: 4, column: 1 }, 1, 1)
             );
         }
+    }
+
+    #[test]
+    fn a_tab_after_a_key_s_colon_is_read_as_go_yaml_reads_it() {
+        // yaml-rust2 refuses these; go-yaml reads the tab as the space it separates with. What
+        // a tab is inside a quoted or block scalar stays a tab.
+        let text = "a: 1\n---\nb:\tc\nq: \"x:\ty\"\nl: |\n  k:\tv\nn:\t\t-1\n---\nd: 2\ne:\tf\n...\ng:\th\n";
+        let (docs, error) = parse_stream(text);
+        assert_eq!(error, None);
+        let values: Vec<&Value> = docs.iter().map(|d| &d.value).collect();
+        assert_eq!(
+            values,
+            [
+                &json!({"a": 1}),
+                &json!({"b": "c", "q": "x:\ty", "l": "k:\tv\n", "n": -1}),
+                &json!({"d": 2, "e": "f"}),
+                &json!({"g": "h"}),
+            ]
+        );
+        let indexes: Vec<usize> = docs.iter().map(|d| d.index).collect();
+        assert_eq!(indexes, [0, 1, 2, 3], "each document handed on once");
+        // Places are the text's: after a reading again, and for an error after it.
+        assert_eq!(docs[1].positions.locate("/n"), Position { line: 7, column: 1 });
+        assert_eq!(docs[3].positions.locate("/g"), Position { line: 12, column: 1 });
+        let (docs, error) = parse_stream("a:\tb\nc: [\n");
+        assert_eq!(docs.len(), 0);
+        let error = error.expect("an unclosed flow sequence");
+        assert_eq!((error.at.line, error.documents_before), (3, 0), "{error:?}");
+        // Read from a file in pieces: the same.
+        let mut read = Vec::new();
+        let (error, problem) = in_pieces(text.as_bytes(), 8, |d| read.push(d.value));
+        assert_eq!((error, problem), (None, None));
+        assert_eq!(read.iter().collect::<Vec<_>>(), values);
+        // A document is read again at most TAB_REREADS times; each document has its own count.
+        let keys = |n: usize| (0..n).map(|i| format!("k{i}:\tv\n")).collect::<String>();
+        let many = format!("{}---\n{}", keys(TAB_REREADS), keys(TAB_REREADS + 1));
+        let (docs, error) = parse_stream(&many);
+        assert_eq!(docs.len(), 1);
+        let error = error.expect("one tab past the count");
+        assert_eq!((error.at.line, error.at.column), (2 * TAB_REREADS + 2, 6));
+        assert!(error.reason.contains("covenant reads 64 of them in a document"), "{}", error.reason);
     }
 
     #[test]

@@ -622,7 +622,8 @@ value (`.inf`, `-.Inf`, `.nan`): kubectl reads a float JSON cannot hold and refu
 document (`json: unsupported value: +Inf`); quoted, it is text. In a document go-yaml reads
 (kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`) and a
 tab that begins a line outside a quoted string (a line of blanks or a comment too), which
-go-yaml refuses and YAML 1.2 reads. In a file that holds a Kubernetes object, it
+go-yaml refuses and YAML 1.2 reads. A tab after a key's `:` (`name:\tweb`) is read, as go-yaml
+reads it. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
 the whole file there (`invalid Yaml document separator`). In such a file it also refuses a

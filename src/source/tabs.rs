@@ -5,8 +5,8 @@
 //! are refused by kubectl (`found character that cannot start any token`; in a block or plain
 //! scalar, a tab where indentation is expected), while yaml-rust2 reads them. Inside a quoted
 //! scalar and in flow context go-yaml reads tabs. After a mapping key's `:` a key may not
-//! begin, and go-yaml reads `name:\tweb` (which yaml-rust2 refuses, before any of this is
-//! asked).
+//! begin, and go-yaml reads `name:\tweb` (yaml-rust2 refuses it; the general reader reads the
+//! document again with the tab taken for a space, as go-yaml takes it).
 
 use yaml_rust2::scanner::{Scanner, TScalarStyle, Token, TokenType};
 
@@ -30,13 +30,95 @@ impl RefusedTab {
     }
 }
 
-/// The first tab go-yaml refuses where yaml-rust2 reads it: where it is. `scan` and `walk` are
-/// the same text's characters, read twice (one for the tokens, one to look at the text between
-/// them), so a long text is never held.
-pub fn go_yaml_refused_tab(
-    scan: impl Iterator<Item = char>,
-    walk: impl Iterator<Item = char>,
-) -> Option<RefusedTab> {
+/// The first tab go-yaml refuses where yaml-rust2 reads it: where it is. `read` gives the
+/// text's characters afresh; each pass reads them twice (one for the tokens, one to look at
+/// the text between them), so a long text is never held. Where yaml-rust2 stops at a tab after
+/// a key's `:`, which go-yaml reads, the pass is made again with those tabs taken for spaces
+/// (as the general reader reads the document again), at most `PASSES` times: past that many
+/// such tabs the rest of the text is not looked at (no finding, where a finding could be).
+pub fn go_yaml_refused_tab<I: Iterator<Item = char>>(read: impl Fn() -> Option<I>) -> Option<RefusedTab> {
+    let mut spaced = std::collections::HashSet::new();
+    for _ in 0..PASSES {
+        let scan =
+            Spaced { chars: read()?, index: 0, held: 0, held_spaced: false, after: None, spaced: &spaced };
+        match one_pass(scan, read()?) {
+            Pass::Found(tab) => return Some(tab),
+            Pass::Read => return None,
+            Pass::TabAfterColon(index) => {
+                spaced.insert(index);
+            }
+        }
+    }
+    None
+}
+
+/// How many passes over a text one search for a refused tab makes, at most.
+const PASSES: usize = 16;
+
+/// What one pass over the text found.
+enum Pass {
+    Found(RefusedTab),
+    /// Nothing, to the text's end (or to where yaml-rust2 stopped).
+    Read,
+    /// yaml-rust2 stopped at a tab after a key's `:`; the index of what follows the tabs.
+    TabAfterColon(usize),
+}
+
+/// The characters, with the runs of tabs before the indices in `spaced` taken for spaces.
+struct Spaced<'s, I> {
+    chars: I,
+    /// The index of the next character given.
+    index: usize,
+    /// Tabs of a run still to give, and whether as spaces.
+    held: usize,
+    held_spaced: bool,
+    /// The character that ended the run, given after it.
+    after: Option<char>,
+    spaced: &'s std::collections::HashSet<usize>,
+}
+
+impl<I: Iterator<Item = char>> Iterator for Spaced<'_, I> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let c = if self.held > 0 {
+            self.held -= 1;
+            if self.held_spaced {
+                ' '
+            } else {
+                '\t'
+            }
+        } else if let Some(c) = self.after.take() {
+            c
+        } else {
+            let c = self.chars.next()?;
+            if c != '\t' || self.spaced.is_empty() {
+                c
+            } else {
+                // A run of tabs: what follows it decides how it is given.
+                let mut run = 1;
+                let mut next = self.chars.next();
+                while next == Some('\t') {
+                    run += 1;
+                    next = self.chars.next();
+                }
+                self.after = next;
+                self.held = run - 1;
+                self.held_spaced = self.spaced.contains(&(self.index + run));
+                if self.held_spaced {
+                    ' '
+                } else {
+                    '\t'
+                }
+            }
+        };
+        self.index += 1;
+        Some(c)
+    }
+}
+
+/// One pass: yaml-rust2's tokens of `scan`, and `walk` (the same text) walked to each.
+fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) -> Pass {
     let mut walk = Walk {
         chars: walk.peekable(),
         index: 0,
@@ -49,14 +131,17 @@ pub fn go_yaml_refused_tab(
         line_start_tab: None,
     };
     let mut flow = 0usize;
-    for Token(mark, kind) in Scanner::new(scan) {
+    let mut scanner = Scanner::new(scan);
+    for Token(mark, kind) in scanner.by_ref() {
         // Up to the token: a tab beginning a line on the way, in block context, is refused.
         walk.block = flow == 0;
         while walk.index < mark.index() {
-            walk.step()?;
+            if walk.step().is_none() {
+                return Pass::Read;
+            }
         }
         if let Some(tab) = walk.line_start_tab {
-            return Some(RefusedTab::LineStart(tab));
+            return Pass::Found(RefusedTab::LineStart(tab));
         }
         match kind {
             TokenType::FlowSequenceStart | TokenType::FlowMappingStart => flow += 1,
@@ -66,7 +151,7 @@ pub fn go_yaml_refused_tab(
                 if flow == 0 && walk.index == mark.index() && walk.blank_after == Some('-') =>
             {
                 if let Some(tab) = walk.first_tab {
-                    return Some(RefusedTab::AfterDash(tab));
+                    return Pass::Found(RefusedTab::AfterDash(tab));
                 }
             }
             // A quoted scalar's lines may begin with tabs: walked through to its closing quote.
@@ -74,13 +159,21 @@ pub fn go_yaml_refused_tab(
                 if walk.index == mark.index() =>
             {
                 walk.block = false;
-                walk.step()?;
-                walk.through_quote(style == TScalarStyle::DoubleQuoted)?;
+                if walk
+                    .step()
+                    .and_then(|()| walk.through_quote(style == TScalarStyle::DoubleQuoted))
+                    .is_none()
+                {
+                    return Pass::Read;
+                }
             }
             _ => {}
         }
     }
-    None
+    match scanner.get_error() {
+        Some(e) if e.info() == super::TAB_AFTER_COLON => Pass::TabAfterColon(e.marker().index()),
+        _ => Pass::Read,
+    }
 }
 
 /// The second reading of the text: where it stands.
@@ -162,7 +255,7 @@ mod tests {
     use super::*;
 
     fn refused(text: &str) -> Option<(usize, usize)> {
-        go_yaml_refused_tab(text.chars(), text.chars()).map(|tab| (tab.at().line, tab.at().column))
+        go_yaml_refused_tab(|| Some(text.chars())).map(|tab| (tab.at().line, tab.at().column))
     }
 
     #[test]
@@ -193,6 +286,9 @@ mod tests {
         assert_eq!(refused("a: \"x\n\ty \\\" z\n\t\"\nb: 'it''s\n\tq'\nc: [1,\n\t2]\nd: 1\n"), None);
         assert_eq!(refused("a: \"x\"\n\t\n"), Some((2, 1)));
         assert_eq!(refused("a: 1\n\t\n"), Some((2, 1)), "after the last token");
+        // Past tabs after keys' colons, which yaml-rust2 stops at and go-yaml reads.
+        assert_eq!(refused("a:\tb\nc:\t\td\nl:\n- \tx\n"), Some((4, 3)));
+        assert_eq!(refused("q: \"\tx\"\na:\tb\n"), None);
         // After spaces go-yaml refuses it between tokens and reads it in a block scalar's
         // text; it is not judged here.
         assert_eq!(refused("a: 1\n  \t\n"), None);
