@@ -556,12 +556,7 @@ fn general_from(
             (document_line, rereads) = if line == document_line { (line, rereads + 1) } else { (line, 1) };
             if stop.get().is_none() && builder.error.is_none() && rereads <= TAB_REREADS {
                 let mut replay = replay.borrow_mut();
-                let mut at = e.marker().index().saturating_sub(replay.index).min(replay.chars.len());
-                while at > 0 && replay.chars[at - 1] == '\t' {
-                    replay.chars[at - 1] = ' ';
-                    at -= 1;
-                }
-                again = std::mem::take(&mut replay.chars);
+                again = replay.spaced_before(e.marker().index());
                 from = Resume {
                     lines: from.lines + replay.line - 1,
                     documents: builder.documents,
@@ -638,8 +633,9 @@ struct Printable<I> {
 /// go-yaml reads. The builder says on which line each document begins (`from_line`).
 #[derive(Debug, Default)]
 struct Replay {
-    chars: Vec<char>,
-    /// The line `chars` begins, counted from the reading's start.
+    /// The characters, as UTF-8 (a quarter of their size as `char`s, for YAML's ASCII).
+    text: Vec<u8>,
+    /// The line `text` begins, counted from the reading's start.
     line: usize,
     /// The index of its first character.
     index: usize,
@@ -652,25 +648,28 @@ struct Replay {
 impl Replay {
     /// Let go of the lines before the current document's.
     fn trim(&mut self) {
-        let mut lines = self.from_line.saturating_sub(self.line);
+        let lines = self.from_line.saturating_sub(self.line);
         if lines == 0 {
             return;
         }
-        let mut cut = 0;
-        for (i, c) in self.chars.iter().enumerate() {
-            if *c == '\n' {
-                lines -= 1;
-                if lines == 0 {
-                    cut = i + 1;
-                    break;
-                }
-            }
+        let Some(cut) = memchr::memchr_iter(b'\n', &self.text).nth(lines - 1).map(|i| i + 1) else { return };
+        // Characters, not bytes, are what the scanner's marks count.
+        self.index += self.text[..cut].iter().filter(|b| (**b & 0xC0) != 0x80).count();
+        self.text.drain(..cut);
+        self.line = self.from_line;
+    }
+
+    /// Take the run of tabs just before the character at `index` (counted from the reading's
+    /// start) for spaces, and give the characters kept.
+    fn spaced_before(&mut self, index: usize) -> Vec<char> {
+        let text = String::from_utf8_lossy(&self.text);
+        let mut chars: Vec<char> = text.chars().collect();
+        let mut at = index.saturating_sub(self.index).min(chars.len());
+        while at > 0 && chars[at - 1] == '\t' {
+            chars[at - 1] = ' ';
+            at -= 1;
         }
-        if lines == 0 {
-            self.chars.drain(..cut);
-            self.index += cut;
-            self.line = self.from_line;
-        }
+        chars
     }
 }
 
@@ -712,7 +711,11 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
         };
         let mut replay = self.replay.borrow_mut();
         replay.trim();
-        replay.chars.push(c);
+        if c.is_ascii() {
+            replay.text.push(c as u8);
+        } else {
+            replay.text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
         replay.json = self.json;
         Some(c)
     }
@@ -1981,6 +1984,9 @@ mod tests {
         let (error, problem) = in_pieces(text.as_bytes(), 8, |d| read.push(d.value));
         assert_eq!((error, problem), (None, None));
         assert_eq!(read.iter().collect::<Vec<_>>(), values);
+        // Characters beyond ASCII before the tab: it is found by characters, not bytes.
+        let (docs, error) = parse_stream("a: 1\n---\nq: \"é€😀\"\nb:\tc\n");
+        assert_eq!((error, docs[1].value.clone()), (None, json!({"q": "é€😀", "b": "c"})));
         // A document is read again at most TAB_REREADS times; each document has its own count.
         let keys = |n: usize| (0..n).map(|i| format!("k{i}:\tv\n")).collect::<String>();
         let many = format!("{}---\n{}", keys(TAB_REREADS), keys(TAB_REREADS + 1));
