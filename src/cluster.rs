@@ -193,8 +193,7 @@ impl OfflineCluster {
     fn holding(objects: Vec<Arc<Value>>) -> OfflineCluster {
         let mut by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>> = BTreeMap::new();
         for o in objects {
-            let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-            let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
+            let group = crate::subject::group_of(&o).unwrap_or("");
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
             by_kind.entry(group.to_string()).or_default().entry(kind.to_string()).or_default().push(o);
         }
@@ -211,9 +210,9 @@ impl OfflineCluster {
         let mut objects = Vec::new();
         let walked = crate::source::walk(dir, &globset::GlobSet::empty())
             .map_err(|e| LoadError { path: dir.display().to_string(), reason: e.to_string() })?;
-        for path in walked.files {
+        for path in &walked.files {
             let err = |reason: String| LoadError { path: path.display().to_string(), reason };
-            let text = crate::source::read_text(&path).map_err(|e| err(e.to_string()))?;
+            let text = crate::source::read_text(path).map_err(|e| err(e.to_string()))?;
             let (docs, syntax) = parse_stream(&text);
             if let Some(e) = syntax {
                 return Err(err(e.to_string()));
@@ -235,7 +234,7 @@ impl OfflineCluster {
         }
         if objects.is_empty() {
             // What the walk left out may be why (`PUBLISHED.YAML`).
-            let why = walked.notes.iter().map(|n| format!("; {n}")).collect::<String>();
+            let why = walked.left_out("; ");
             return Err(LoadError {
                 path: dir.display().to_string(),
                 reason: format!(

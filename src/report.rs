@@ -15,7 +15,7 @@ use crate::rules::{lookup, Action, Finding};
 use crate::source::{
     each_document, each_document_from, parse_stream, KubectlReads, Position, SourceDocument,
 };
-use crate::subject::{list_items, Subject};
+use crate::subject::{group_of, list_items, Subject};
 
 pub use ci::{apply_baseline, render_baseline, render_github, render_junit, render_sarif};
 pub use json::render as render_json;
@@ -371,17 +371,13 @@ fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::s
 /// dialects and baselines, which covenant reads).
 fn applied_by_kubectl(doc: &serde_json::Value) -> bool {
     use crate::families::launcher::{COVENANT_GROUP, GROUP};
-    doc.get("apiVersion")
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|a| !matches!(a.split_once('/').map_or(a, |(group, _)| group), GROUP | COVENANT_GROUP))
+    group_of(doc).is_some_and(|group| !matches!(group, GROUP | COVENANT_GROUP))
 }
 
 /// Whether a document is read by go-yaml: kubectl applies it, or the launcher reads it (a
 /// document naming an `apiVersion` that is not covenant's own).
 fn read_by_go_yaml(doc: &serde_json::Value) -> bool {
-    doc.get("apiVersion").and_then(serde_json::Value::as_str).is_some_and(|a| {
-        a.split_once('/').map_or(a, |(group, _)| group) != crate::families::launcher::COVENANT_GROUP
-    })
+    group_of(doc).is_some_and(|group| group != crate::families::launcher::COVENANT_GROUP)
 }
 
 /// Where the readers a file is for read it otherwise than YAML: in a file kubectl reads,
@@ -475,7 +471,7 @@ fn identity(doc: &serde_json::Value) -> Option<String> {
     let namespace = s("/metadata/namespace").unwrap_or("");
     match (s("/apiVersion"), s("/kind"), s("/schema")) {
         (Some(api), Some(kind), _) => {
-            let group = api.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+            let group = crate::subject::api_group(api);
             Some(format!("{group}|{kind}|{namespace}|{name}"))
         }
         (_, _, Some(schema)) => Some(format!("schema|{schema}|{name}")),

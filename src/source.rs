@@ -552,6 +552,8 @@ fn general_from(
         let error = parser.load(&mut builder, true).err();
         drop(parser);
         if let Some(e) = error.as_ref().filter(|e| e.info() == TAB_AFTER_COLON) {
+            // The lines before the document are let go of at a line's end; this one may not have come.
+            replay.borrow_mut().trim();
             let line = from.lines + replay.borrow().line;
             (document_line, rereads) = if line == document_line { (line, rereads + 1) } else { (line, 1) };
             if stop.get().is_none() && builder.error.is_none() && rereads <= TAB_REREADS {
@@ -562,7 +564,7 @@ fn general_from(
                     documents: builder.documents,
                     skip: from.skip,
                 };
-                json = replay.json;
+                json = replay.json.or(json);
                 continue;
             }
         }
@@ -641,7 +643,8 @@ struct Replay {
     index: usize,
     /// The line the current document begins (set by the builder).
     from_line: usize,
-    /// Whether the text is JSON, once the characters have told (kept for the reading again).
+    /// Whether the text is JSON, when the characters told it in this reading (kept for the
+    /// reading again).
     json: Option<bool>,
 }
 
@@ -699,6 +702,7 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
         let c = self.chars.next()?;
         if self.json.is_none() && !matches!(c, ' ' | '\t' | '\n' | '\r') {
             self.json = Some(c == '{');
+            self.replay.borrow_mut().json = self.json;
         }
         if c0_control(c) || self.json != Some(true) && unprintable_in_yaml(c) {
             self.stop.set(Some((c, self.at)));
@@ -710,13 +714,14 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
             Position { column: self.at.column + 1, ..self.at }
         };
         let mut replay = self.replay.borrow_mut();
-        replay.trim();
+        if c == '\n' {
+            replay.trim();
+        }
         if c.is_ascii() {
             replay.text.push(c as u8);
         } else {
             replay.text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
-        replay.json = self.json;
         Some(c)
     }
 }

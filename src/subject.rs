@@ -26,6 +26,17 @@ pub enum Reading {
 }
 pub(crate) use skeleton::{ReadError, Reader};
 
+/// The API group an `apiVersion` names: what comes before its `/`, empty for the core group
+/// (`v1`).
+pub fn api_group(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(group, _)| group)
+}
+
+/// The API group a document's `apiVersion` names; `None` when it names no `apiVersion`.
+pub fn group_of(doc: &Value) -> Option<&str> {
+    doc.get("apiVersion").and_then(Value::as_str).map(api_group)
+}
+
 /// Group, version and kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Gvk {
@@ -40,10 +51,7 @@ pub struct Gvk {
 impl Gvk {
     /// Split an `apiVersion` (`group/version` or `version`) and a kind.
     pub fn from_api_version(api_version: &str, kind: &str) -> Gvk {
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
         Gvk { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
     }
 

@@ -192,9 +192,7 @@ pub fn plan(
 /// The kind of an object of OpenChoreo's group (`openchoreo.dev/<version>`); `None` for any
 /// other object.
 pub fn openchoreo_kind(doc: &Value) -> Option<&str> {
-    let api_version = doc.get("apiVersion").and_then(Value::as_str)?;
-    let (group, _) = api_version.split_once('/')?;
-    (group == GROUP).then(|| doc.get("kind").and_then(Value::as_str)).flatten()
+    (crate::subject::group_of(doc)? == GROUP).then(|| doc.get("kind").and_then(Value::as_str)).flatten()
 }
 
 /// The construct version a reference moves to, as a release would freeze it.

@@ -178,7 +178,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
         if walked.files.is_empty() {
             // What the walk left out may be why (`DEPLOY.YAML`).
-            let why = walked.notes.iter().map(|n| format!("\n  note: {n}")).collect::<String>();
+            let why = walked.left_out("\n  note: ");
             bail!("{}: {}{why}", path.display(), crate::source::NO_DOCUMENT_FILES);
         }
         walk_notes.extend(walked.notes);

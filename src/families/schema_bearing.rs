@@ -76,9 +76,8 @@ impl Flavor {
 
     /// Which flavor a document is, by apiVersion and kind.
     pub fn of(doc: &Value) -> Option<Flavor> {
-        let api = doc.get("apiVersion")?.as_str()?;
+        let group = crate::subject::group_of(doc)?;
         let kind = doc.get("kind")?.as_str()?;
-        let group = api.split_once('/').map(|(g, _)| g)?;
         [Flavor::Crd, Flavor::Xrd].into_iter().find(|f| f.group() == group && f.kind() == kind)
     }
 }

@@ -14,7 +14,7 @@ pub const NO_DOCUMENT_FILES: &str = "holds no *.yaml, *.yml or *.json file";
 pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, String)>, (PathBuf, std::io::Error)> {
     let walked = walk(path, &globset::GlobSet::empty()).map_err(|e| (path.to_path_buf(), e))?;
     if walked.files.is_empty() {
-        let why = walked.notes.iter().map(|n| format!("; {n}")).collect::<String>();
+        let why = walked.left_out("; ");
         let none = std::io::Error::new(std::io::ErrorKind::NotFound, format!("{NO_DOCUMENT_FILES}{why}"));
         return Err((path.to_path_buf(), none));
     }
@@ -119,16 +119,19 @@ pub fn is_utf16(path: &Path) -> bool {
     Utf16::of_file(path).is_some()
 }
 
+/// The extensions of the files `check` reads in a directory, as kubectl does: lower case only.
+const DOCUMENT_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+
 /// Whether a file name is one `check` reads: `*.yaml`, `*.yml` or `*.json`.
 pub fn is_document_file(path: &Path) -> bool {
-    matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e))
 }
 
 /// A file name's extension when it is a document file's in another case (`.YAML`, `.Json`):
 /// a file `check` leaves out of a directory, as kubectl does, but says so.
 fn document_extension_cased_otherwise(path: &Path) -> Option<&str> {
     let ext = path.extension()?.to_str()?;
-    ["yaml", "yml", "json"].iter().any(|e| e.eq_ignore_ascii_case(ext)).then_some(ext)
+    DOCUMENT_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext)).then_some(ext)
 }
 
 /// The files under a path: the path itself if it is a file, else every `*.yaml`, `*.yml`
@@ -144,6 +147,14 @@ pub struct Walked {
     pub files: Vec<PathBuf>,
     /// What the walk left out and why (a directory reached twice through a symlink).
     pub notes: Vec<String>,
+}
+
+impl Walked {
+    /// What the walk left out, each note after `separator`: said with an error about a
+    /// directory that held no document file, since what was left out may be why.
+    pub fn left_out(&self, separator: &str) -> String {
+        self.notes.iter().map(|n| format!("{separator}{n}")).collect()
+    }
 }
 
 /// Walk `path` for document files: `.git` directories are skipped, paths (relative to
