@@ -396,15 +396,21 @@ fn split_findings(
     use crate::source::RefusedTab;
     let mut found = Vec::new();
     if let Some(tab) = tab {
-        let where_ = match tab {
-            RefusedTab::LineStart(_) => "at the start of a line (even one of blanks or a comment)",
-            RefusedTab::AfterDash(_) => "after a sequence entry's `-`",
+        let (where_, said) = match tab {
+            RefusedTab::LineStart(_) => (
+                "at the start of a line (even one of blanks or a comment)",
+                "found character that cannot start any token",
+            ),
+            RefusedTab::AfterDash(_) => {
+                ("after a sequence entry's `-`", "found character that cannot start any token")
+            }
+            RefusedTab::Indentation { said, .. } => ("in a line's indentation (after its spaces)", said),
         };
         found.push((
             tab.at(),
             format!(
                 "go-yaml (kubectl's reader and the launcher's) refuses this tab: {where_} only spaces may \
-                 come outside a quoted string (found character that cannot start any token); write spaces"
+                 come outside a quoted string ({said}); write spaces"
             ),
         ));
     }

@@ -579,6 +579,31 @@ fn a_tab_go_yaml_refuses_is_refused_where_it_is() {
         "{found:?}"
     );
     assert!(found[0]["message"].as_str().unwrap().contains("at the start of a line"), "{found:?}");
+    // Spaces and then a tab beginning a line: after a comment (between tokens), left of a
+    // plain scalar's indentation, and before a block scalar's indentation is known.
+    for (args, at) in [
+        ("    # flags\n  \t\n    - --verbose\n", (11, 3)),
+        ("    - --verbose\n  \t\n    - --port=80\n", (11, 3)),
+        ("    - |\n       \t--port=80\n", (11, 8)),
+    ] {
+        std::fs::write(dir.path().join("pod.yaml"), pod(args)).unwrap();
+        let out = covenant()
+            .current_dir(dir.path())
+            .args(["check", "pod.yaml", "--output", "json"])
+            .assert()
+            .code(1);
+        let found = json_findings(&out);
+        assert_eq!(
+            (found.len(), found[0]["line"].as_u64(), found[0]["column"].as_u64()),
+            (1, Some(at.0), Some(at.1)),
+            "{found:?}"
+        );
+        assert!(found[0]["message"].as_str().unwrap().contains("in a line's indentation"), "{found:?}");
+    }
+    // A tab in a block scalar's text, right of its indentation, is text.
+    std::fs::write(dir.path().join("pod.yaml"), pod("    - |\n      --port=80\n      \t--verbose\n"))
+        .unwrap();
+    covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
     std::fs::write(dir.path().join("pod.yaml"), pod("    - --verbose\n")).unwrap();
     covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
 }

@@ -19,15 +19,43 @@ pub enum RefusedTab {
     LineStart(Position),
     /// It follows a sequence entry's `-` (after spaces, or none).
     AfterDash(Position),
+    /// It follows the spaces a line begins with, where go-yaml reads indentation (`said` is
+    /// what go-yaml says of it): between tokens, before a plain scalar's indentation ends, or
+    /// before a block scalar's.
+    Indentation {
+        /// Where it is.
+        at: Position,
+        /// What go-yaml says of it.
+        said: &'static str,
+    },
 }
 
 impl RefusedTab {
     /// Where it is.
     pub fn at(self) -> Position {
         match self {
-            RefusedTab::LineStart(at) | RefusedTab::AfterDash(at) => at,
+            RefusedTab::LineStart(at) | RefusedTab::AfterDash(at) | RefusedTab::Indentation { at, .. } => at,
         }
     }
+}
+
+/// What go-yaml says of a tab where no token may begin with one.
+const CANNOT_START: &str = "found character that cannot start any token";
+/// What go-yaml says of a tab in a plain scalar's continuation line, left of its indentation.
+const VIOLATES_INDENTATION: &str = "found a tab character that violates indentation";
+/// What go-yaml says of a tab in a block scalar's indentation.
+const WHERE_SPACE_EXPECTED: &str = "found a tab character where an indentation space is expected";
+
+/// What the text just walked is, as go-yaml reads the indentation of the lines that follow.
+#[derive(Clone, Copy, Debug)]
+enum After {
+    /// Between tokens: a tab after a line's spaces is refused.
+    Tokens,
+    /// A plain scalar's text: go-yaml reads a tab after a continuation line's spaces as the
+    /// scalar's blanks from column `indent` (counted from 0: one right of the innermost block
+    /// collection) on, and refuses it left of that (yaml-rust2 reads it on a blank line), or
+    /// once a comment has ended the scalar.
+    Plain { indent: usize, comment: bool },
 }
 
 /// The first tab go-yaml refuses where yaml-rust2 reads it: where it is. `read` gives the
@@ -129,12 +157,29 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
         last: '\n',
         block: true,
         line_start_tab: None,
+        blanks_only: true,
+        after: After::Tokens,
+        indentation_tab: None,
     };
     let mut flow = 0usize;
+    // The columns (from 0) of the open block collections, as go-yaml's indentation stack.
+    let mut indents: Vec<usize> = Vec::new();
     let mut scanner = Scanner::new(scan);
+    // A block mapping begun, whose column its first key's mark gives (its own mark is at the
+    // key's `:`).
+    let mut mapping_begun = false;
     for Token(mark, kind) in scanner.by_ref() {
         // Up to the token: a tab beginning a line on the way, in block context, is refused.
         walk.block = flow == 0;
+        // A block scalar's mark is at its text, past its header and its first line's
+        // indentation, where go-yaml judges tabs otherwise: walked through from here.
+        if flow == 0 && matches!(kind, TokenType::Scalar(TScalarStyle::Literal | TScalarStyle::Folded, _)) {
+            match walk.through_block_scalar(indents.last().copied()) {
+                Some(Ok(())) => {}
+                Some(Err(tab)) => return Pass::Found(tab),
+                None => return Pass::Read,
+            }
+        }
         while walk.index < mark.index() {
             if walk.step().is_none() {
                 return Pass::Read;
@@ -143,7 +188,25 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
         if let Some(tab) = walk.line_start_tab {
             return Pass::Found(RefusedTab::LineStart(tab));
         }
+        if let Some(tab) = walk.indentation_tab {
+            return Pass::Found(tab);
+        }
+        // A continuation line's indentation, were this a plain scalar.
+        let indent = indents.last().map_or(0, |c| c + 1);
+        walk.after = After::Tokens;
         match kind {
+            TokenType::BlockSequenceStart => indents.push(mark.col()),
+            TokenType::BlockMappingStart => mapping_begun = true,
+            TokenType::Key if mapping_begun => {
+                indents.push(mark.col());
+                mapping_begun = false;
+            }
+            TokenType::BlockEnd => {
+                indents.pop();
+            }
+            TokenType::Scalar(TScalarStyle::Plain, _) if flow == 0 => {
+                walk.after = After::Plain { indent, comment: false };
+            }
             TokenType::FlowSequenceStart | TokenType::FlowMappingStart => flow += 1,
             TokenType::FlowSequenceEnd | TokenType::FlowMappingEnd => flow = flow.saturating_sub(1),
             // Its mark is where the entry's node begins, past the blanks after the `-`.
@@ -195,6 +258,12 @@ struct Walk<I: Iterator<Item = char>> {
     block: bool,
     /// The first tab met in block context at a line's start.
     line_start_tab: Option<Position>,
+    /// Whether the line so far is spaces.
+    blanks_only: bool,
+    /// What the text walked since the last token is.
+    after: After,
+    /// The first tab met in block context after a line's spaces, where go-yaml refuses it.
+    indentation_tab: Option<RefusedTab>,
 }
 
 impl<I: Iterator<Item = char>> Walk<I> {
@@ -204,6 +273,20 @@ impl<I: Iterator<Item = char>> Walk<I> {
         if c == '\t' && self.at.column == 1 && self.block && self.line_start_tab.is_none() {
             self.line_start_tab = Some(self.at);
         }
+        if c == '\t' && self.at.column > 1 && self.blanks_only && self.block && self.indentation_tab.is_none()
+        {
+            let said = match self.after {
+                After::Tokens | After::Plain { comment: true, .. } => Some(CANNOT_START),
+                After::Plain { indent, .. } if self.at.column - 1 < indent => Some(VIOLATES_INDENTATION),
+                After::Plain { .. } => None,
+            };
+            self.indentation_tab = said.map(|said| RefusedTab::Indentation { at: self.at, said });
+        }
+        // A `#` after a blank (or first on a line) begins a comment, which ends a plain scalar.
+        if let After::Plain { comment, .. } = &mut self.after {
+            *comment |= c == '#' && (self.blanks_only || self.blank_after.is_some());
+        }
+        self.blanks_only = c == '\n' || self.blanks_only && c == ' ';
         match c {
             ' ' | '\t' => {
                 if self.blank_after.is_none() {
@@ -228,6 +311,77 @@ impl<I: Iterator<Item = char>> Walk<I> {
         };
         self.index += 1;
         Some(())
+    }
+
+    /// Through a block scalar, from before its indicator (`|`, `>`; blanks may come first)
+    /// through its header and its lines, as go-yaml reads them: its indentation is the header's indicator added to the innermost block
+    /// collection's column (`parent`), or else the widest of the leading blank lines and the
+    /// first line of text; a tab left of it, after a line's spaces, is refused (while it is
+    /// not known yet, any such tab). Stops at the first line whose text begins left of the
+    /// indentation, before that text: the scalar has ended there. `Some(Err)` at a refused
+    /// tab, `None` at the text's end.
+    fn through_block_scalar(&mut self, parent: Option<usize>) -> Option<Result<(), RefusedTab>> {
+        // The blanks (and any comment, anchor or tag, which may hold a `|` or `>`) before the
+        // indicator are between tokens, as stepped to any token.
+        loop {
+            match *self.chars.peek()? {
+                '|' | '>' => break,
+                first @ ('#' | '&' | '!') => {
+                    let end = move |c: &char| *c == '\n' || first != '#' && matches!(c, ' ' | '\t');
+                    while self.chars.peek().is_some_and(|c| !end(c)) {
+                        self.step()?;
+                    }
+                }
+                _ => self.step()?,
+            }
+        }
+        // Its tabs are judged here, not as tokens' indentation.
+        self.block = false;
+        // The header, to its line's end: an indentation indicator is a digit 1-9.
+        let mut increment = 0;
+        let mut in_indicators = true;
+        loop {
+            let c = *self.chars.peek()?;
+            self.step()?;
+            match c {
+                '\n' => break,
+                '1'..='9' if in_indicators => increment = c as usize - '0' as usize,
+                '|' | '>' | '+' | '-' if in_indicators => {}
+                _ => in_indicators = false,
+            }
+        }
+        let mut indent = match (increment, parent) {
+            (0, _) => None,
+            (n, Some(p)) => Some(p + n),
+            (n, None) => Some(n),
+        };
+        let mut widest = 0;
+        loop {
+            // The line's spaces, to its indentation when it is known.
+            while self.chars.peek() == Some(&' ') && indent.is_none_or(|i| self.at.column - 1 < i) {
+                self.step()?;
+            }
+            let column = self.at.column - 1;
+            widest = widest.max(column);
+            let c = *self.chars.peek()?;
+            if c == '\t' && indent.is_none_or(|i| column < i) {
+                return Some(Err(RefusedTab::Indentation { at: self.at, said: WHERE_SPACE_EXPECTED }));
+            }
+            if !matches!(c, '\n' | '\r') {
+                let known = *indent.get_or_insert(widest.max(parent.map_or(0, |p| p + 1)).max(1));
+                if column < known {
+                    return Some(Ok(()));
+                }
+            }
+            // A line of the scalar (or a blank one): walked to its end.
+            loop {
+                let c = *self.chars.peek()?;
+                self.step()?;
+                if c == '\n' {
+                    break;
+                }
+            }
+        }
     }
 
     /// From just past a quoted scalar's opening quote to just past its closing one.
@@ -289,8 +443,69 @@ mod tests {
         // Past tabs after keys' colons, which yaml-rust2 stops at and go-yaml reads.
         assert_eq!(refused("a:\tb\nc:\t\td\nl:\n- \tx\n"), Some((4, 3)));
         assert_eq!(refused("q: \"\tx\"\na:\tb\n"), None);
-        // After spaces go-yaml refuses it between tokens and reads it in a block scalar's
-        // text; it is not judged here.
+        // After a plain scalar, a blank line's tab right of its indentation is read as its
+        // trailing blanks.
         assert_eq!(refused("a: 1\n  \t\n"), None);
+    }
+
+    #[test]
+    fn a_tab_after_a_line_s_spaces_is_refused_where_go_yaml_reads_indentation() {
+        let indentation = |text: &str| match go_yaml_refused_tab(|| Some(text.chars())) {
+            Some(RefusedTab::Indentation { at, said }) => Some((at.line, at.column, said)),
+            other => panic!("{text:?}: {other:?}"),
+        };
+        // Between tokens: after a key's `:`, a quoted scalar, a flow collection, a `---`, at
+        // the text's start, and after a comment has ended a plain scalar.
+        for (text, at) in [
+            ("a:\n  \tb: c\n", (2, 3)),
+            ("a: 'x'\n  \tb: c\n", (2, 3)),
+            ("a: [1]\n  \t\n", (2, 3)),
+            ("---\n \ta: 1\n", (2, 2)),
+            (" \ta: 1\n", (1, 2)),
+            ("a: b # note\n  \t\n", (2, 3)),
+            ("a: b\n  # note\n   \t\n", (3, 4)),
+            ("a: |\n  x\n# c\n  \t\n", (4, 3)),
+        ] {
+            assert_eq!(indentation(text), Some((at.0, at.1, CANNOT_START)), "{text:?}");
+        }
+        // Left of a plain scalar's continuation indentation, on a blank line yaml-rust2 reads
+        // (an indentless sequence opens no indentation of its own, as in go-yaml).
+        for (text, at) in [
+            ("c:\n    args:\n    - --verbose\n  \t\n    - --port=80\n", (4, 3)),
+            ("c:\n  args:\n  - --verbose\n  \t\n  - --port=80\n", (4, 3)),
+            ("l:\n  - a\n  \t\n  - b\n", (3, 3)),
+        ] {
+            assert_eq!(indentation(text), Some((at.0, at.1, VIOLATES_INDENTATION)), "{text:?}");
+        }
+        // Left of a block scalar's indentation, or any while it is not known yet.
+        for (text, at) in [
+            ("a: |\n    x\n  \ty\n", (3, 3)),
+            ("a: |\n  \tx\n", (2, 3)),
+            ("a: # a |\n  >-\n \t\n  x\n", (3, 2)),
+            ("a: &x|1 !<tag:yaml.org,2002:str> |\n  \tx\n", (2, 3)),
+            ("a:\n  b: |2\n     x\n   \ty\n", (4, 4)),
+            ("a: |\n  x\n\t\n  y\n", (3, 1)),
+        ] {
+            assert_eq!(indentation(text), Some((at.0, at.1, WHERE_SPACE_EXPECTED)), "{text:?}");
+        }
+        // Read by go-yaml: a block scalar's text from its indentation on, a plain scalar's
+        // continuation from its indentation on, quoted and flow text, tabs after a token.
+        for ok in [
+            "a: |\n  x\n  \ty\n",
+            "a: !<tag:yaml.org,2002:str> |2\n  x\n  \ty\n",
+            "a: >-\n    x\n     \t\n    y\nb: 1\n",
+            "a: |\n  x\n  \t\nb: 1\n",
+            "a:\n  b: |2\n     x\n    \ty\n",
+            "a: foo\n  \tbar\n",
+            "a:\n  b: foo\n   \tbar\n",
+            "a: 1\n \t\nb: 2\n",
+            "args:\n- --verbose\n \t\n- --port=80\n",
+            "a: \"x\n  \ty\"\n",
+            "a: [1,\n  \t2]\n",
+            "a: b\t\nc: d \t# e\n",
+            "a: b\n  \t# c\nd: e\n",
+        ] {
+            assert_eq!(refused(ok), None, "{ok:?}");
+        }
     }
 }
