@@ -507,9 +507,12 @@ fn general(
     general_from(chars, Resume { skip, ..Resume::default() }, sink)
 }
 
-/// How many times one document is read again for tabs after keys' colons: each reading is
-/// the document's length again, so a document of more such tabs is refused at the next one,
-/// as yaml-rust2 refuses it, rather than read in time quadratic in its length.
+/// How many times one document is read again for tabs after keys' colons, at most. It is read
+/// again once: at its first such tab the rest of it is read ahead and all of them are found
+/// (`Replay::spaced_through_document`). Were a later one refused all the same (where that
+/// reading and yaml-rust2's disagree), each would cost another reading of the document, and a
+/// document of more is refused at the next one rather than read in time quadratic in its
+/// length.
 pub(crate) const TAB_REREADS: usize = 64;
 
 /// What yaml-rust2 says of a tab after a key's `:` followed by a letter, a digit or `-`.
@@ -521,8 +524,8 @@ pub(crate) const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML w
 /// (`name:\tweb`); go-yaml, kubectl's and the launcher's reader, reads it as the space it
 /// separates with. Where yaml-rust2 refuses one, the `:` is an indicator (the scanner was
 /// between tokens, not in a scalar's text), so its tabs are taken for spaces and the document
-/// is read again from its first line, the documents before it not handed on again. Each such
-/// tab costs a reading of its document, at most `TAB_REREADS` of them a document.
+/// is read again from its first line, the documents before it not handed on again: once,
+/// every such tab in it taken for a space at its first.
 fn general_from(
     chars: impl Iterator<Item = char>,
     mut from: Resume,
@@ -558,7 +561,11 @@ fn general_from(
             (document_line, rereads) = if line == document_line { (line, rereads + 1) } else { (line, 1) };
             if stop.get().is_none() && builder.error.is_none() && rereads <= TAB_REREADS {
                 let mut replay = replay.borrow_mut();
-                again = replay.spaced_before(e.marker().index());
+                again = if rereads == 1 {
+                    replay.spaced_through_document(e.marker().index(), &mut chars)
+                } else {
+                    replay.spaced_before(e.marker().index())
+                };
                 from = Resume {
                     lines: from.lines + replay.line - 1,
                     documents: builder.documents,
@@ -667,12 +674,51 @@ impl Replay {
     fn spaced_before(&mut self, index: usize) -> Vec<char> {
         let text = String::from_utf8_lossy(&self.text);
         let mut chars: Vec<char> = text.chars().collect();
-        let mut at = index.saturating_sub(self.index).min(chars.len());
-        while at > 0 && chars[at - 1] == '\t' {
-            chars[at - 1] = ' ';
-            at -= 1;
-        }
+        space_run_before(&mut chars, index.saturating_sub(self.index));
         chars
+    }
+
+    /// At the document's first tab after a key's `:` (the run before `index`): the rest of the
+    /// document read ahead from `rest`, to the line that begins the next (`---`, or `...`
+    /// that ends this one), and every run of tabs after a key's `:` in it taken for spaces at
+    /// once (`tabs_after_colons`), so that the document is read again once, not once a tab.
+    /// Gives the document's characters and the marker line's first characters after them.
+    fn spaced_through_document(&mut self, index: usize, rest: &mut impl Iterator<Item = char>) -> Vec<char> {
+        let mut chars: Vec<char> = String::from_utf8_lossy(&self.text).chars().collect();
+        let mut line = chars.iter().rposition(|c| *c == '\n').map_or(0, |i| i + 1);
+        let mut marker = Vec::new();
+        while let Some(c) = rest.next() {
+            chars.push(c);
+            if c == '\n' {
+                line = chars.len();
+            } else if chars.len() - line == 3 && matches!(&chars[line..], ['-', '-', '-'] | ['.', '.', '.']) {
+                // A marker, when a blank, a line's end or the text's end follows.
+                match rest.next() {
+                    next @ (None | Some(' ' | '\t' | '\r' | '\n')) => {
+                        marker = chars.split_off(line);
+                        marker.extend(next);
+                        break;
+                    }
+                    Some(c) => chars.push(c),
+                }
+            }
+        }
+        let mut runs = tabs::tabs_after_colons(chars.iter().copied());
+        runs.push(index.saturating_sub(self.index));
+        for after in runs {
+            space_run_before(&mut chars, after);
+        }
+        chars.append(&mut marker);
+        chars
+    }
+}
+
+/// Take the run of tabs just before `chars[at]` for spaces.
+fn space_run_before(chars: &mut [char], at: usize) {
+    let mut at = at.min(chars.len());
+    while at > 0 && chars[at - 1] == '\t' {
+        chars[at - 1] = ' ';
+        at -= 1;
     }
 }
 
@@ -1992,14 +2038,35 @@ mod tests {
         // Characters beyond ASCII before the tab: it is found by characters, not bytes.
         let (docs, error) = parse_stream("a: 1\n---\nq: \"é€😀\"\nb:\tc\n");
         assert_eq!((error, docs[1].value.clone()), (None, json!({"q": "é€😀", "b": "c"})));
-        // A document is read again at most TAB_REREADS times; each document has its own count.
+        // A document of more such tabs than TAB_REREADS (values aligned by tabs) is read
+        // again once: all of its tabs after keys' colons are found at its first. A tab after a
+        // `:` in text stays a tab.
         let keys = |n: usize| (0..n).map(|i| format!("k{i}:\tv\n")).collect::<String>();
-        let many = format!("{}---\n{}", keys(TAB_REREADS), keys(TAB_REREADS + 1));
-        let (docs, error) = parse_stream(&many);
-        assert_eq!(docs.len(), 1);
-        let error = error.expect("one tab past the count");
-        assert_eq!((error.at.line, error.at.column), (2 * TAB_REREADS + 2, 6));
-        assert!(error.reason.contains("covenant reads 64 of them in a document"), "{}", error.reason);
+        let text = format!(
+            "{}q: \"x:\ty\"\n---\n{}b: |\n  z:\tw\n...\n---\nc:\td\n",
+            keys(1000),
+            keys(3 * TAB_REREADS)
+        );
+        let values = [
+            json!((0..1000)
+                .map(|i| (format!("k{i}"), json!("v")))
+                .chain([("q".to_string(), json!("x:\ty"))])
+                .collect::<serde_json::Map<_, _>>()),
+            json!((0..3 * TAB_REREADS)
+                .map(|i| (format!("k{i}"), json!("v")))
+                .chain([("b".to_string(), json!("z:\tw\n"))])
+                .collect::<serde_json::Map<_, _>>()),
+            json!({"c": "d"}),
+        ];
+        let (docs, error) = parse_stream(&text);
+        assert_eq!(error, None);
+        assert_eq!(docs.iter().map(|d| &d.value).collect::<Vec<_>>(), values.iter().collect::<Vec<_>>());
+        assert_eq!(docs[1].positions.locate("/b"), Position { line: 1003 + 3 * TAB_REREADS, column: 1 });
+        assert_eq!(docs[2].positions.locate("/c"), Position { line: 1007 + 3 * TAB_REREADS, column: 1 });
+        let mut read = Vec::new();
+        let (error, problem) = in_pieces(text.as_bytes(), 8, |d| read.push(d.value));
+        assert_eq!((error, problem), (None, None));
+        assert_eq!(read, values);
     }
 
     #[test]
@@ -2018,6 +2085,29 @@ mod line_reader {
     fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         let found = crate::source::discover(dir).unwrap_or_default();
         out.extend(found.into_iter().filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml")));
+    }
+
+    /// The texts of the YAML fixtures shorter than `max` bytes that `keep` keeps.
+    fn fixture_texts(max: usize, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut files = Vec::new();
+        yaml_files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut files);
+        let texts: Vec<String> = files
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .filter(|t| t.len() < max && keep(t))
+            .collect();
+        assert!(texts.len() > 100);
+        texts
+    }
+
+    /// A number below `n`, from a xorshift of `seed`: a fixed sequence, so a failure repeats.
+    fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
     }
 
     /// Every YAML file covenant ships as a fixture (and the shared corpus, when it is beside
@@ -2059,22 +2149,8 @@ mod line_reader {
     /// of the same mutations (1.8 million texts, 733 000 taken) found no disagreement.
     #[test]
     fn damaged_fixtures_are_read_alike_or_declined() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        yaml_files(&root.join("tests/fixtures"), &mut files);
-        let texts: Vec<String> = files
-            .iter()
-            .filter_map(|f| std::fs::read_to_string(f).ok())
-            .filter(|t| t.len() < 8000 && !t.is_empty())
-            .collect();
-        assert!(texts.len() > 100);
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let texts = fixture_texts(8000, |t| !t.is_empty());
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
         let pieces = [
             " ", "  ", "- ", ": ", "#", " #x", "'", "\"", "''", "\\", "\\n", "|", "|-", "|+", ">", ">-", "[",
             "]", "{", "}", ",", "&a ", "*a", "---", "...", "\n", "\n\n", "\u{e9}", "x", "1", "true", "null",
@@ -2111,6 +2187,56 @@ mod line_reader {
         }
         assert!(differ.is_empty(), "read differently by the line reader: {differ:#?}");
         assert!(taken > 500, "the line reader took only {taken} damaged texts");
+    }
+
+    /// Fixture texts with `: ` before a letter, a digit, `_` or `-` written `:\t` (or `:\t\t`)
+    /// at random, in keys and in text alike: read as they are when each tab yaml-rust2 refuses
+    /// is taken for a space and the text read again, one at a time. A fixed seed, so a failure
+    /// repeats.
+    #[test]
+    fn tabs_after_colons_are_read_as_one_at_a_time_would_read_them() {
+        let texts = fixture_texts(8000, |t| t.contains(": "));
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
+        let (mut tabs, mut in_text) = (0, 0);
+        for _ in 0..1500 {
+            let text = &texts[rnd(texts.len())];
+            let mut tabbed = String::with_capacity(text.len());
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find(": ") {
+                let next = rest[i + 2..].chars().next();
+                tabbed.push_str(&rest[..i + 1]);
+                if next.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')) && rnd(2) == 0 {
+                    tabbed.push_str(["\t", "\t\t"][rnd(2)]);
+                    tabs += 1;
+                } else {
+                    tabbed.push(' ');
+                }
+                rest = &rest[i + 2..];
+            }
+            tabbed.push_str(rest);
+            // One at a time: each tab yaml-rust2 refuses taken for a space, and read again.
+            let mut one_at_a_time: Vec<char> = tabbed.chars().collect();
+            loop {
+                let again: String = one_at_a_time.iter().collect();
+                match yaml_rust2::YamlLoader::load_from_str(&again) {
+                    Err(e) if e.info() == TAB_AFTER_COLON => {
+                        space_run_before(&mut one_at_a_time, e.marker().index())
+                    }
+                    _ => break,
+                }
+            }
+            let reference: String = one_at_a_time.iter().collect();
+            in_text += reference.matches(":\t").count();
+            let read = |t: &str| {
+                let (docs, error) = parse_stream(t);
+                (
+                    docs.into_iter().map(|d| d.value).collect::<Vec<_>>(),
+                    error.map(|e| (e.at, e.documents_before)),
+                )
+            };
+            assert_eq!(read(&tabbed), read(&reference), "{tabbed}");
+        }
+        assert!(tabs > 1000 && in_text > 50, "{tabs} tabs written, {in_text} of them in text");
     }
 
     /// A stream read from a reader in pieces is read as the whole text is by yaml-rust2:

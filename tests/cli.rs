@@ -606,6 +606,23 @@ fn a_tab_go_yaml_refuses_is_refused_where_it_is() {
     covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
     std::fs::write(dir.path().join("pod.yaml"), pod("    - --verbose\n")).unwrap();
     covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
+    // Past many tabs after keys' colons (labels aligned by tabs), which go-yaml reads, a tab
+    // that begins a line is found where it is.
+    let labels: String = (0..40).map(|i| format!("    label{i}:\tvalue{i}\n")).collect();
+    let aligned = |tail: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n{labels}{tail}spec:\n  containers:\n  - \
+             name: web\n    image: web:1\n"
+        )
+    };
+    std::fs::write(dir.path().join("pod.yaml"), aligned("\t# the last label\n")).unwrap();
+    let out =
+        covenant().current_dir(dir.path()).args(["check", "pod.yaml", "--output", "json"]).assert().code(1);
+    let found = json_findings(&out);
+    assert_eq!((found.len(), found[0]["line"].as_u64(), found[0]["column"].as_u64()), (1, Some(46), Some(1)));
+    assert!(found[0]["message"].as_str().unwrap().contains("at the start of a line"), "{found:?}");
+    std::fs::write(dir.path().join("pod.yaml"), aligned("")).unwrap();
+    covenant().current_dir(dir.path()).args(["check", "pod.yaml"]).assert().success();
 }
 
 /// Two texts that read as YAML and do not reach the cluster through kubectl, which splits a

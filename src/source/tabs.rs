@@ -8,6 +8,9 @@
 //! begin, and go-yaml reads `name:\tweb` (yaml-rust2 refuses it; the general reader reads the
 //! document again with the tab taken for a space, as go-yaml takes it).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
 use yaml_rust2::scanner::{Scanner, TScalarStyle, Token, TokenType};
 
 use super::Position;
@@ -59,94 +62,90 @@ enum After {
 }
 
 /// The first tab go-yaml refuses where yaml-rust2 reads it: where it is. `read` gives the
-/// text's characters afresh; each pass reads them twice (one for the tokens, one to look at
-/// the text between them), so a long text is never held. Where yaml-rust2 stops at a tab after
-/// a key's `:`, which go-yaml reads, the pass is made again with those tabs taken for spaces
-/// (as the general reader reads the document again), at most `PASSES` times: past that many
-/// such tabs the rest of the text is not looked at (no finding, where a finding could be).
+/// text's characters afresh; they are read twice (one for the tokens, one to look at the text
+/// between them), so a long text is never held. yaml-rust2 is given every run of tabs after a
+/// `:` that it could stop at (`TabsAfterColons`) as spaces, as go-yaml reads them after a
+/// key: in text the tokens are the same with a space there, and none of the tabs looked at
+/// here is in such a run (each follows a line's start, its spaces or a `-`).
 pub fn go_yaml_refused_tab<I: Iterator<Item = char>>(read: impl Fn() -> Option<I>) -> Option<RefusedTab> {
-    let mut spaced = std::collections::HashSet::new();
-    for _ in 0..PASSES {
-        let scan =
-            Spaced { chars: read()?, index: 0, held: 0, held_spaced: false, after: None, spaced: &spaced };
-        match one_pass(scan, read()?) {
-            Pass::Found(tab) => return Some(tab),
-            Pass::Read => return None,
-            Pass::TabAfterColon(index) => {
-                spaced.insert(index);
+    one_pass(TabsAfterColons::new(read()?, None), read()?)
+}
+
+/// The runs of tabs after a mapping key's `:` that go-yaml reads as the space it separates
+/// with and yaml-rust2 refuses (`name:\tweb`): for each, the index (in characters, as the
+/// scanner's marks count) of the character after it, in the text's order. Found in one
+/// reading of the text, not one a tab: every run of tabs between a `:` and a letter, a digit,
+/// `_` or `-` is taken for spaces, and yaml-rust2's tokens say which of those `:` are value
+/// indicators. A run in a quoted or block scalar, or in a comment, is text, which a space in
+/// place of its tabs scans the same, so the tokens are the text's own. Runs past an error
+/// yaml-rust2 stops at are not looked at: a reading of the text stops there too.
+pub(crate) fn tabs_after_colons(chars: impl Iterator<Item = char>) -> Vec<usize> {
+    let runs = RefCell::new(VecDeque::new());
+    let mut found = Vec::new();
+    for Token(mark, kind) in Scanner::new(TabsAfterColons::new(chars, Some(&runs))) {
+        if kind != TokenType::Value {
+            continue;
+        }
+        // Value indicators come in the text's order, each after the runs before it were read.
+        let mut runs = runs.borrow_mut();
+        while let Some((colon, after)) = runs.front().copied().filter(|(colon, _)| *colon <= mark.index()) {
+            runs.pop_front();
+            if colon == mark.index() {
+                found.push(after);
             }
         }
     }
-    None
+    found
 }
 
-/// How many passes over a text one search for a refused tab makes, at most.
-const PASSES: usize = 16;
-
-/// What one pass over the text found.
-enum Pass {
-    Found(RefusedTab),
-    /// Nothing, to the text's end (or to where yaml-rust2 stopped).
-    Read,
-    /// yaml-rust2 stopped at a tab after a key's `:`; the index of what follows the tabs.
-    TabAfterColon(usize),
-}
-
-/// The characters, with the runs of tabs before the indices in `spaced` taken for spaces.
-struct Spaced<'s, I> {
-    chars: I,
-    /// The index of the next character given.
+/// Characters with every run of tabs between a `:` and a letter, a digit, `_` or `-` given as
+/// spaces: the runs yaml-rust2 refuses after a value indicator. Each run's `:` and the index
+/// after it are kept in `runs`, when given.
+struct TabsAfterColons<'r, I: Iterator<Item = char>> {
+    chars: std::iter::Peekable<I>,
     index: usize,
-    /// Tabs of a run still to give, and whether as spaces.
+    /// Characters of a run still to give, and which: a space, or the tab itself.
     held: usize,
-    held_spaced: bool,
-    /// The character that ended the run, given after it.
-    after: Option<char>,
-    spaced: &'s std::collections::HashSet<usize>,
+    held_as: char,
+    runs: Option<&'r RefCell<VecDeque<(usize, usize)>>>,
 }
 
-impl<I: Iterator<Item = char>> Iterator for Spaced<'_, I> {
+impl<'r, I: Iterator<Item = char>> TabsAfterColons<'r, I> {
+    fn new(chars: I, runs: Option<&'r RefCell<VecDeque<(usize, usize)>>>) -> Self {
+        TabsAfterColons { chars: chars.peekable(), index: 0, held: 0, held_as: ' ', runs }
+    }
+}
+
+impl<I: Iterator<Item = char>> Iterator for TabsAfterColons<'_, I> {
     type Item = char;
 
     fn next(&mut self) -> Option<char> {
-        let c = if self.held > 0 {
+        if self.held > 0 {
             self.held -= 1;
-            if self.held_spaced {
-                ' '
-            } else {
-                '\t'
-            }
-        } else if let Some(c) = self.after.take() {
-            c
-        } else {
-            let c = self.chars.next()?;
-            if c != '\t' || self.spaced.is_empty() {
-                c
-            } else {
-                // A run of tabs: what follows it decides how it is given.
-                let mut run = 1;
-                let mut next = self.chars.next();
-                while next == Some('\t') {
-                    run += 1;
-                    next = self.chars.next();
-                }
-                self.after = next;
-                self.held = run - 1;
-                self.held_spaced = self.spaced.contains(&(self.index + run));
-                if self.held_spaced {
-                    ' '
-                } else {
-                    '\t'
-                }
-            }
-        };
+            self.index += 1;
+            return Some(self.held_as);
+        }
+        let c = self.chars.next()?;
         self.index += 1;
+        if c == ':' && self.chars.peek() == Some(&'\t') {
+            // The run is held back to see what follows it.
+            let mut run = 0;
+            while self.chars.next_if_eq(&'\t').is_some() {
+                run += 1;
+            }
+            let refused =
+                self.chars.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+            if let Some(runs) = self.runs.filter(|_| refused) {
+                runs.borrow_mut().push_back((self.index - 1, self.index + run));
+            }
+            (self.held, self.held_as) = (run, if refused { ' ' } else { '\t' });
+        }
         Some(c)
     }
 }
 
 /// One pass: yaml-rust2's tokens of `scan`, and `walk` (the same text) walked to each.
-fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) -> Pass {
+fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) -> Option<RefusedTab> {
     let mut walk = Walk {
         chars: walk.peekable(),
         index: 0,
@@ -164,32 +163,28 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
     let mut flow = 0usize;
     // The columns (from 0) of the open block collections, as go-yaml's indentation stack.
     let mut indents: Vec<usize> = Vec::new();
-    let mut scanner = Scanner::new(scan);
+    let scanner = Scanner::new(scan);
     // A block mapping begun, whose column its first key's mark gives (its own mark is at the
     // key's `:`).
     let mut mapping_begun = false;
-    for Token(mark, kind) in scanner.by_ref() {
+    for Token(mark, kind) in scanner {
         // Up to the token: a tab beginning a line on the way, in block context, is refused.
         walk.block = flow == 0;
         // A block scalar's mark is at its text, past its header and its first line's
         // indentation, where go-yaml judges tabs otherwise: walked through from here.
         if flow == 0 && matches!(kind, TokenType::Scalar(TScalarStyle::Literal | TScalarStyle::Folded, _)) {
-            match walk.through_block_scalar(indents.last().copied()) {
-                Some(Ok(())) => {}
-                Some(Err(tab)) => return Pass::Found(tab),
-                None => return Pass::Read,
+            if let Err(tab) = walk.through_block_scalar(indents.last().copied())? {
+                return Some(tab);
             }
         }
         while walk.index < mark.index() {
-            if walk.step().is_none() {
-                return Pass::Read;
-            }
+            walk.step()?;
         }
         if let Some(tab) = walk.line_start_tab {
-            return Pass::Found(RefusedTab::LineStart(tab));
+            return Some(RefusedTab::LineStart(tab));
         }
         if let Some(tab) = walk.indentation_tab {
-            return Pass::Found(tab);
+            return Some(tab);
         }
         // A continuation line's indentation, were this a plain scalar.
         let indent = indents.last().map_or(0, |c| c + 1);
@@ -214,7 +209,7 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
                 if flow == 0 && walk.index == mark.index() && walk.blank_after == Some('-') =>
             {
                 if let Some(tab) = walk.first_tab {
-                    return Pass::Found(RefusedTab::AfterDash(tab));
+                    return Some(RefusedTab::AfterDash(tab));
                 }
             }
             // A quoted scalar's lines may begin with tabs: walked through to its closing quote.
@@ -222,21 +217,13 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
                 if walk.index == mark.index() =>
             {
                 walk.block = false;
-                if walk
-                    .step()
-                    .and_then(|()| walk.through_quote(style == TScalarStyle::DoubleQuoted))
-                    .is_none()
-                {
-                    return Pass::Read;
-                }
+                walk.step()?;
+                walk.through_quote(style == TScalarStyle::DoubleQuoted)?;
             }
             _ => {}
         }
     }
-    match scanner.get_error() {
-        Some(e) if e.info() == super::TAB_AFTER_COLON => Pass::TabAfterColon(e.marker().index()),
-        _ => Pass::Read,
-    }
+    None
 }
 
 /// The second reading of the text: where it stands.
@@ -443,9 +430,30 @@ mod tests {
         // Past tabs after keys' colons, which yaml-rust2 stops at and go-yaml reads.
         assert_eq!(refused("a:\tb\nc:\t\td\nl:\n- \tx\n"), Some((4, 3)));
         assert_eq!(refused("q: \"\tx\"\na:\tb\n"), None);
+        // However many there are: all are found in one reading, after the first pass.
+        let keys: String = (0..200).map(|i| format!("k{i}:\tv\n")).collect();
+        assert_eq!(refused(&format!("{keys}\t# c\n")), Some((201, 1)));
+        assert_eq!(refused(&keys), None);
         // After a plain scalar, a blank line's tab right of its indentation is read as its
         // trailing blanks.
         assert_eq!(refused("a: 1\n  \t\n"), None);
+    }
+
+    #[test]
+    fn the_tabs_after_keys_colons_are_found_in_one_reading() {
+        let at = |text: &str| {
+            let mut runs: Vec<usize> = tabs_after_colons(text.chars()).into_iter().collect();
+            runs.sort_unstable();
+            runs
+        };
+        // After a key, a flow key and a quoted key; not in a quoted or block scalar, a
+        // comment or a plain scalar's text, nor before what yaml-rust2 reads after a tab.
+        let text = "a:\tb\nc:\t\t-d\ne: {f:\tg}\n\"h\":\ti\nq: \"x:\ty\"\ns: 'u:\tv'\nl: |\n  z:\tw\n# m:\tn\np: a:b\nr:\t\"t\"\n";
+        let after =
+            |needle: &str| text.find(needle).map(|i| text[..i].chars().count() + needle.len()).unwrap();
+        assert_eq!(at(text), [after("a:\t"), after("c:\t\t"), after("{f:\t"), after("\"h\":\t")]);
+        // Past an error yaml-rust2 stops at, none.
+        assert_eq!(at("a:\tb\nc: [\nd:\te\n"), [3]);
     }
 
     #[test]
