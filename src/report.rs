@@ -397,10 +397,9 @@ fn split_findings(
     let mut found = Vec::new();
     if let Some(tab) = tab {
         let (where_, said) = match tab {
-            RefusedTab::LineStart(_) => (
-                "at the start of a line (even one of blanks or a comment)",
-                "found character that cannot start any token",
-            ),
+            RefusedTab::LineStart { said, .. } => {
+                ("at the start of a line (even one of blanks or a comment)", said)
+            }
             RefusedTab::AfterDash(_) => {
                 ("after a sequence entry's `-`", "found character that cannot start any token")
             }

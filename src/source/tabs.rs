@@ -18,8 +18,14 @@ use super::Position;
 /// Where a tab go-yaml refuses is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefusedTab {
-    /// It begins a line.
-    LineStart(Position),
+    /// It begins a line (`said` is what go-yaml says of it: after a plain scalar, that it
+    /// violates the scalar's indentation).
+    LineStart {
+        /// Where it is.
+        at: Position,
+        /// What go-yaml says of it.
+        said: &'static str,
+    },
     /// It follows a sequence entry's `-` (after spaces, or none).
     AfterDash(Position),
     /// It follows the spaces a line begins with, where go-yaml reads indentation (`said` is
@@ -37,7 +43,9 @@ impl RefusedTab {
     /// Where it is.
     pub fn at(self) -> Position {
         match self {
-            RefusedTab::LineStart(at) | RefusedTab::AfterDash(at) | RefusedTab::Indentation { at, .. } => at,
+            RefusedTab::LineStart { at, .. }
+            | RefusedTab::AfterDash(at)
+            | RefusedTab::Indentation { at, .. } => at,
         }
     }
 }
@@ -181,7 +189,7 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
             walk.step()?;
         }
         if let Some(tab) = walk.line_start_tab {
-            return Some(RefusedTab::LineStart(tab));
+            return Some(tab);
         }
         if let Some(tab) = walk.indentation_tab {
             return Some(tab);
@@ -244,7 +252,7 @@ struct Walk<I: Iterator<Item = char>> {
     /// Whether the walk is in block context (outside flow collections and quoted scalars).
     block: bool,
     /// The first tab met in block context at a line's start.
-    line_start_tab: Option<Position>,
+    line_start_tab: Option<RefusedTab>,
     /// Whether the line so far is spaces.
     blanks_only: bool,
     /// What the text walked since the last token is.
@@ -258,7 +266,11 @@ impl<I: Iterator<Item = char>> Walk<I> {
     fn step(&mut self) -> Option<()> {
         let c = self.chars.next()?;
         if c == '\t' && self.at.column == 1 && self.block && self.line_start_tab.is_none() {
-            self.line_start_tab = Some(self.at);
+            let said = match self.after {
+                After::Plain { comment: false, .. } => VIOLATES_INDENTATION,
+                After::Tokens | After::Plain { .. } => CANNOT_START,
+            };
+            self.line_start_tab = Some(RefusedTab::LineStart { at: self.at, said });
         }
         if c == '\t' && self.at.column > 1 && self.blanks_only && self.block && self.indentation_tab.is_none()
         {
@@ -437,6 +449,20 @@ mod tests {
         // After a plain scalar, a blank line's tab right of its indentation is read as its
         // trailing blanks.
         assert_eq!(refused("a: 1\n  \t\n"), None);
+    }
+
+    #[test]
+    fn a_tab_that_begins_a_line_is_named_as_go_yaml_names_it() {
+        let said = |text: &str| match go_yaml_refused_tab(|| Some(text.chars())) {
+            Some(RefusedTab::LineStart { said, .. }) => Some(said),
+            _ => None,
+        };
+        // After a plain scalar, go-yaml is still reading its blanks; after a quoted one, or a
+        // comment that ended the plain one, it is between tokens.
+        assert_eq!(said("a: b\n\t# c\n"), Some(VIOLATES_INDENTATION));
+        assert_eq!(said("a: b\n\t"), Some(VIOLATES_INDENTATION));
+        assert_eq!(said("a: \"b\"\n\t\n"), Some(CANNOT_START));
+        assert_eq!(said("a: b\n  # c\n\t\n"), Some(CANNOT_START));
     }
 
     #[test]
