@@ -400,6 +400,13 @@ fn split_findings(
             RefusedTab::LineStart { said, .. } => {
                 ("at the start of a line (even one of blanks or a comment)", said)
             }
+            RefusedTab::AfterComplexKey { indicator: '?', .. } => {
+                ("after a complex key's `?`", "found character that cannot start any token")
+            }
+            RefusedTab::AfterComplexKey { .. } => (
+                "after the `:` of a complex key's value (a `:` that begins its line)",
+                "found character that cannot start any token",
+            ),
             RefusedTab::AfterDash(_) => {
                 ("after a sequence entry's `-`", "found character that cannot start any token")
             }

@@ -620,14 +620,15 @@ integer key above the int64 range), which kubectl refuses too. In a document kub
 (any but the launcher's and covenant's own), it refuses an infinity or NaN written as a plain
 value (`.inf`, `-.Inf`, `.nan`): kubectl reads a float JSON cannot hold and refuses the
 document (`json: unsupported value: +Inf`); quoted, it is text. In a document go-yaml reads
-(kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`) and a
+(kubectl's and the launcher's), it refuses a tab after a sequence entry's `-` (`- \tx`), after
+a complex key's `?` or the `:` that begins its value's line (`? a` then `:\tb`), and a
 tab that begins a line outside a quoted string (a line of blanks or a comment too), and a
 tab after a line's leading spaces where go-yaml reads indentation: between tokens (`a:` then
 `  \tb: c`), in a block scalar's indentation (up to its first line of text, which sets the
 indentation, any such tab), and left of a plain scalar's continuation lines (one column right of the innermost block
 collection); go-yaml refuses each and YAML 1.2 reads them. A tab in a block scalar's text,
 right of its indentation, is text. A tab after a key's `:` (`name:\tweb`) is read, as go-yaml
-reads it. In a file that holds a Kubernetes object, it
+reads it, however many a document holds. In a file that holds a Kubernetes object, it
 refuses a document separator line with anything but a comment after its `---`
 (`--- {apiVersion: v1, …}`): YAML reads it, but kubectl splits files by lines and refuses
 the whole file there (`invalid Yaml document separator`). In such a file it also refuses a

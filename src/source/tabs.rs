@@ -28,6 +28,14 @@ pub enum RefusedTab {
     },
     /// It follows a sequence entry's `-` (after spaces, or none).
     AfterDash(Position),
+    /// It follows a complex key's `?` or the `:` of its value (after spaces, or none): in
+    /// block context a key may begin there, so go-yaml does not eat the tab.
+    AfterComplexKey {
+        /// Where it is.
+        at: Position,
+        /// The indicator it follows.
+        indicator: char,
+    },
     /// It follows the spaces a line begins with, where go-yaml reads indentation (`said` is
     /// what go-yaml says of it): between tokens, before a plain scalar's indentation ends, or
     /// before a block scalar's.
@@ -45,6 +53,7 @@ impl RefusedTab {
         match self {
             RefusedTab::LineStart { at, .. }
             | RefusedTab::AfterDash(at)
+            | RefusedTab::AfterComplexKey { at, .. }
             | RefusedTab::Indentation { at, .. } => at,
         }
     }
@@ -164,6 +173,8 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
         last: '\n',
         block: true,
         line_start_tab: None,
+        indicator: None,
+        indicator_tab: None,
         blanks_only: true,
         after: After::Tokens,
         indentation_tab: None,
@@ -188,7 +199,7 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
         while walk.index < mark.index() {
             walk.step()?;
         }
-        if let Some(tab) = walk.line_start_tab {
+        if let Some(tab) = walk.line_start_tab.or(walk.indicator_tab) {
             return Some(tab);
         }
         if let Some(tab) = walk.indentation_tab {
@@ -197,6 +208,14 @@ fn one_pass(scan: impl Iterator<Item = char>, walk: impl Iterator<Item = char>) 
         // A continuation line's indentation, were this a plain scalar.
         let indent = indents.last().map_or(0, |c| c + 1);
         walk.after = After::Tokens;
+        // A complex key's `?`, and the `:` of a value that begins its line (a complex key's,
+        // or an empty key's): go-yaml allows a key after either, so it eats no tab there.
+        let at = walk.chars.peek().copied().filter(|_| flow == 0 && walk.index == mark.index());
+        walk.indicator = match (&kind, at) {
+            (TokenType::Key, Some('?')) => Some((mark.index(), '?')),
+            (TokenType::Value, Some(':')) if walk.blanks_only => Some((mark.index(), ':')),
+            _ => None,
+        };
         match kind {
             TokenType::BlockSequenceStart => indents.push(mark.col()),
             TokenType::BlockMappingStart => mapping_begun = true,
@@ -253,6 +272,10 @@ struct Walk<I: Iterator<Item = char>> {
     block: bool,
     /// The first tab met in block context at a line's start.
     line_start_tab: Option<RefusedTab>,
+    /// A complex key's `?`, or the `:` of its value, just walked to: its index, and which.
+    indicator: Option<(usize, char)>,
+    /// The first tab met in the blanks right after such an indicator.
+    indicator_tab: Option<RefusedTab>,
     /// Whether the line so far is spaces.
     blanks_only: bool,
     /// What the text walked since the last token is.
@@ -265,6 +288,17 @@ impl<I: Iterator<Item = char>> Walk<I> {
     /// One character on; `None` at the text's end.
     fn step(&mut self) -> Option<()> {
         let c = self.chars.next()?;
+        if let Some((_, indicator)) = self.indicator.filter(|(index, _)| self.index > *index) {
+            match c {
+                ' ' => {}
+                '\t' => {
+                    self.indicator_tab =
+                        self.indicator_tab.or(Some(RefusedTab::AfterComplexKey { at: self.at, indicator }));
+                    self.indicator = None;
+                }
+                _ => self.indicator = None,
+            }
+        }
         if c == '\t' && self.at.column == 1 && self.block && self.line_start_tab.is_none() {
             let said = match self.after {
                 After::Plain { comment: false, .. } => VIOLATES_INDENTATION,
@@ -449,6 +483,26 @@ mod tests {
         // After a plain scalar, a blank line's tab right of its indentation is read as its
         // trailing blanks.
         assert_eq!(refused("a: 1\n  \t\n"), None);
+    }
+
+    #[test]
+    fn a_tab_after_a_complex_key_s_indicators_is_refused_as_go_yaml_refuses_it() {
+        let after = |text: &str| match go_yaml_refused_tab(|| Some(text.chars())) {
+            Some(RefusedTab::AfterComplexKey { at, indicator }) => Some((at.line, at.column, indicator)),
+            _ => None,
+        };
+        // After the `:` of a complex key's value, or of an empty key's, a key may begin: the
+        // tab is refused, before text, a quoted scalar or a line's end, after spaces or none.
+        assert_eq!(after("? a\n:\tb\n"), Some((2, 2, ':')));
+        assert_eq!(after("m:\n  ? a\n  : \tb\n"), Some((3, 5, ':')));
+        assert_eq!(after("? a\n:\t\"b\"\n"), Some((2, 2, ':')));
+        assert_eq!(after("? a\n:\t\n"), Some((2, 2, ':')));
+        assert_eq!(after("- ? a\n  :\tb\n"), Some((2, 4, ':')));
+        assert_eq!(after(":\tb\n"), Some((1, 2, ':')));
+        // Not after a simple key's `:`, a `?` in a plain scalar, in flow, or after spaces.
+        for read in ["? a\n:  b\n", "a:\tb\n", "key?\t: v\n", "{? a :\tb}\n", "? a\n: b\t# c\n"] {
+            assert_eq!(go_yaml_refused_tab(|| Some(read.chars())), None, "{read:?}");
+        }
     }
 
     #[test]
