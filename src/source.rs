@@ -518,6 +518,10 @@ pub(crate) const TAB_REREADS: usize = 64;
 /// What yaml-rust2 says of a tab after a key's `:` followed by a letter, a digit or `-`.
 pub(crate) const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
 
+/// What yaml-rust2 says of a tab in a plain scalar's continuation line, left of the scalar's
+/// indentation, where the line holds more than blanks; it names the scalar's start.
+const PLAIN_SCALAR_TAB: &str = "while scanning a plain scalar, found a tab";
+
 /// Read the rest of a stream, from `from`, with yaml-rust2's scanner.
 ///
 /// yaml-rust2 refuses a tab after a mapping key's `:` when a letter, digit or `-` follows
@@ -605,9 +609,17 @@ fn general_from(
                     "a tab after a key's `:` (go-yaml reads it as a space; covenant reads {TAB_REREADS} of them in a \
                      document, and this one is past that): write spaces"
                 ),
+                PLAIN_SCALAR_TAB => "a tab in a line's indentation, left of a plain scalar's (go-yaml: found a tab \
+                                     character that violates indentation): write spaces"
+                    .to_string(),
                 other => other.to_string(),
             },
-            at: Position::of(*e.marker()).below(from.lines),
+            at: match e.info() {
+                PLAIN_SCALAR_TAB => replay.borrow().tab_in_indentation_after(*e.marker()),
+                _ => None,
+            }
+            .unwrap_or(Position::of(*e.marker()))
+            .below(from.lines),
             documents_before: builder.documents,
             json: false,
         });
@@ -710,6 +722,36 @@ impl Replay {
         }
         chars.append(&mut marker);
         chars
+    }
+}
+
+impl Replay {
+    /// Where the tab is that yaml-rust2 names a plain scalar's start for (`PLAIN_SCALAR_TAB`),
+    /// as go-yaml names it: the first tab in the leading blanks of a line after the scalar's
+    /// first, a line of blanks or a comment too (yaml-rust2 reads those; go-yaml refuses a tab
+    /// left of the scalar's indentation on any line it reads for the scalar). `None` when the
+    /// text kept does not reach the scalar.
+    fn tab_in_indentation_after(&self, scalar: yaml_rust2::scanner::Marker) -> Option<Position> {
+        let text = String::from_utf8_lossy(&self.text);
+        let mut chars = text.chars().skip(scalar.index().checked_sub(self.index)?);
+        let mut line = scalar.line().max(1);
+        chars.by_ref().find(|c| *c == '\n')?;
+        loop {
+            line += 1;
+            let (mut column, mut tab) = (1, None);
+            let mut c = chars.next()?;
+            while c == ' ' || c == '\t' {
+                tab = tab.or((c == '\t').then_some(column));
+                column += 1;
+                c = chars.next()?;
+            }
+            if let Some(column) = tab {
+                return Some(Position { line, column });
+            }
+            if c != '\n' {
+                chars.by_ref().find(|c| *c == '\n')?;
+            }
+        }
     }
 }
 
@@ -2067,6 +2109,21 @@ mod tests {
         let (error, problem) = in_pieces(text.as_bytes(), 8, |d| read.push(d.value));
         assert_eq!((error, problem), (None, None));
         assert_eq!(read, values);
+    }
+
+    #[test]
+    fn a_tab_in_a_plain_scalar_s_indentation_is_named_where_it_is() {
+        // yaml-rust2 names the scalar's start; the tab is on a later line (a blank one, or one
+        // of a comment, too), where go-yaml names it.
+        for (text, at) in [
+            ("image: a\n\treplicas: 2\n", (2, 1)),
+            ("a: 1\n---\nm:\n  image: a\n\n \t# c\n \tb: 2\n", (6, 2)),
+            ("m:\n  k: a\r\n\t\r\n\tb\r\n", (3, 1)),
+        ] {
+            let error = parse_stream(text).1.expect(text);
+            assert_eq!((error.at.line, error.at.column), at, "{text:?}: {error:?}");
+            assert!(error.reason.contains("violates indentation"), "{}", error.reason);
+        }
     }
 
     #[test]
