@@ -723,9 +723,7 @@ impl Replay {
         chars.append(&mut marker);
         chars
     }
-}
 
-impl Replay {
     /// Where the tab is that yaml-rust2 names a plain scalar's start for (`PLAIN_SCALAR_TAB`),
     /// as go-yaml names it: the first tab in the leading blanks of a line after the scalar's
     /// first, a line of blanks or a comment too (yaml-rust2 reads those; go-yaml refuses a tab
