@@ -598,6 +598,7 @@ fn general_from(
                 json: false,
             }));
         }
+        let tab_read_by_go_yaml = error.as_ref().is_some_and(|e| e.info() == TAB_AFTER_COLON);
         let error = error.map(|e| SyntaxError {
             reason: match e.info() {
                 // The reader counts flow nesting in a byte.
@@ -623,6 +624,11 @@ fn general_from(
             documents_before: builder.documents,
             json: false,
         });
+        // A tab after a key's `:` that is not read again is one go-yaml reads: where the builder
+        // has already refused the document (a null key before it), that is what it is refused for.
+        if tab_read_by_go_yaml && builder.error.is_some() {
+            return builder.error.take();
+        }
         return error.or(builder.error.take());
     }
 }
@@ -2066,6 +2072,10 @@ mod tests {
         // Places are the text's: after a reading again, and for an error after it.
         assert_eq!(docs[1].positions.locate("/n"), Position { line: 7, column: 1 });
         assert_eq!(docs[3].positions.locate("/g"), Position { line: 12, column: 1 });
+        // Where the document is refused before such a tab (a null key), that is the error.
+        let error = parse_stream("a: 1\n---\nd:\n  ~: x\n  a:\tb\n").1.expect("a null key");
+        assert_eq!((error.at.line, error.documents_before), (4, 1), "{error:?}");
+        assert!(error.reason.contains("the mapping key is null"), "{}", error.reason);
         let (docs, error) = parse_stream("a:\tb\nc: [\n");
         assert_eq!(docs.len(), 0);
         let error = error.expect("an unclosed flow sequence");
