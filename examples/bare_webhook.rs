@@ -56,6 +56,11 @@ fn main() {
     let key = arg(&args, "--key").expect("--key");
     let listen = arg(&args, "--listen").unwrap_or_else(|| "127.0.0.1:9443".into());
     let threads: usize = arg(&args, "--threads").and_then(|t| t.parse().ok()).unwrap_or(1);
+    // Logging as covenant's server sets it up (`--log-level warn`, as the benches run it).
+    // Without a subscriber, tracing hands every span the stack opens (h2 opens several for
+    // each frame) to the `log` facade: about 12 K instructions an HTTP/2 request that no
+    // webhook with a logger pays.
+    covenant::telemetry::init(covenant::telemetry::LogFormat::Plain, "warn");
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().unwrap();
     rt.block_on(async move {
