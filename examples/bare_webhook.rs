@@ -6,7 +6,11 @@
 //! search): what any webhook on this stack pays for TLS, HTTP and the body before it does any
 //! work, so the load bench can tell covenant's work apart from the transport's.
 //!
-//! `bare_webhook --cert F --key F --listen ADDR [--threads N] [--floor]`
+//! With `--inline-streams` it runs each HTTP/2 connection's streams on the connection's own
+//! task, as covenant does (`covenant::server::Streams`), instead of a task each: the same
+//! transport as covenant's, so that what is left between the two is the work.
+//!
+//! `bare_webhook --cert F --key F --listen ADDR [--threads N] [--floor] [--inline-streams]`
 
 use std::sync::Arc;
 
@@ -77,6 +81,7 @@ fn main() {
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let handler = if args.iter().any(|a| a == "--floor") { post(floor) } else { post(validate) };
+        let inline_streams = args.iter().any(|a| a == "--inline-streams");
         let app = Router::new().route("/api/v0/validate", handler);
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
@@ -86,8 +91,15 @@ fn main() {
             let (acceptor, app) = (acceptor.clone(), app.clone());
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else { return };
-                let builder = auto::Builder::new(TokioExecutor::new());
-                let _ = builder.serve_connection(TokioIo::new(tls), TowerToHyperService::new(app)).await;
+                let service = TowerToHyperService::new(app);
+                if inline_streams {
+                    let streams = covenant::server::Streams::default();
+                    let builder = auto::Builder::new(streams.clone());
+                    let _ = streams.serve(builder.serve_connection(TokioIo::new(tls), service)).await;
+                } else {
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let _ = builder.serve_connection(TokioIo::new(tls), service).await;
+                }
             });
         }
     });

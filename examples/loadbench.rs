@@ -11,7 +11,12 @@
 //! floor) ÷ (bare − floor), i.e. what covenant does for a review against what a
 //! `serde_json::Value` parse of it costs.
 //!
-//! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN]`
+//! covenant runs each HTTP/2 connection's streams on the connection's task (its answers to
+//! concurrent streams leave in one write); the bare server and the floor spawn a task per
+//! stream, as the stack does by default. `--inline-streams` runs them the way covenant does,
+//! to see how much of a difference is the transport and how much the work.
+//!
+//! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN] [--only TEXT] [--inline-streams]`
 //! Every request goes to 127.0.0.1; every loop is bounded in time; every server is killed
 //! by PID at the end.
 
@@ -337,10 +342,12 @@ fn main() {
     .map(|s| s.to_string())
     .collect();
     // The bare server on a port; the floor is the same binary with `--floor`.
+    let inline_streams = args.iter().any(|a| a == "--inline-streams");
     let bare_on = |port: u16| -> Vec<String> {
         ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{port}")]
             .iter()
             .map(|s| s.to_string())
+            .chain(inline_streams.then(|| "--inline-streams".to_string()))
             .collect()
     };
     let bare_args = bare_on(bp);
@@ -411,8 +418,10 @@ fn main() {
     ];
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     println!(
-        "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}",
-        if pinned { "pinned to core 1 (taskset)" } else { "NOT pinned (no taskset)" }
+        "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}; \
+         bare and floor run HTTP/2 streams {}",
+        if pinned { "pinned to core 1 (taskset)" } else { "NOT pinned (no taskset)" },
+        if inline_streams { "on the connection's task, as covenant does" } else { "on a task each" }
     );
     // `--only TEXT` runs the scenarios whose title contains it.
     let only = arg(&args, "--only");

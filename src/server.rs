@@ -4,6 +4,7 @@
 
 pub mod admin;
 mod conn;
+pub use conn::Streams;
 pub mod problem;
 pub mod state;
 pub mod tls;

@@ -210,6 +210,17 @@ fn trickle(total: usize, gap: Duration) -> reqwest::Body {
     reqwest::Body::wrap_stream(stream)
 }
 
+/// A review body of 200 bytes that takes 20 s to send.
+async fn post_slowly(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("content-length", "200")
+        .body(trickle(200, Duration::from_millis(100)))
+        .send()
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn slow_bodies_are_cut_off_at_the_read_timeout_while_others_are_answered() {
     let server =
@@ -222,13 +233,7 @@ async fn slow_bodies_are_cut_off_at_the_read_timeout_while_others_are_answered()
         let url = url.clone();
         slow.push(tokio::spawn(async move {
             let started = Instant::now();
-            let resp = c
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("content-length", "200")
-                .body(trickle(200, Duration::from_millis(100)))
-                .send()
-                .await;
+            let resp = post_slowly(&c, &url).await;
             (resp, started.elapsed())
         }));
     }
@@ -245,6 +250,46 @@ async fn slow_bodies_are_cut_off_at_the_read_timeout_while_others_are_answered()
         }
     }
     still_answers(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_of_one_http2_connection_are_answered_while_another_waits_for_its_body() {
+    // A connection's streams are run by its own task: one waiting for its body must not hold
+    // up the others on that connection, nor they it.
+    let server =
+        Arc::new(TestServer::with(Setup { read_timeout: Duration::from_secs(3), ..Setup::default() }).await);
+    let (client, url) = (server.h2(), server.url("/api/v0/validate"));
+    assert_eq!(post(&client, &url, sample().to_string()).await.status(), 200);
+    let slow: Vec<_> = (0..4)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { refusal(post_slowly(&client, &url).await.unwrap()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    let quick: Vec<_> = (0..32)
+        .map(|i| {
+            let (client, url) = (client.clone(), url.clone());
+            let mut review = sample();
+            review["request"]["uid"] = json!(format!("quick-{i}"));
+            tokio::spawn(async move {
+                post(&client, &url, review.to_string()).await.json::<Value>().await.unwrap()
+            })
+        })
+        .collect();
+    for (i, task) in quick.into_iter().enumerate() {
+        assert_eq!(task.await.unwrap()["response"]["uid"], format!("quick-{i}"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "answered in {:?}", started.elapsed());
+    assert!(slow.iter().all(|t| !t.is_finished()), "the slow streams are still sending");
+    for task in slow {
+        let (status, detail) = task.await.unwrap();
+        assert_eq!(status, 408, "{detail}");
+    }
+    // All of it went over the one connection.
+    let metrics = server.metrics().await;
+    assert!(metrics.contains(r#"covenant_connections_open{listener="webhook"} 1"#), "{metrics}");
 }
 
 /// A TLS connection to the server, handshake done, for writing raw HTTP/1.1.

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use std::pin::Pin;
@@ -174,7 +175,8 @@ impl Serving {
         let mut draining = self.draining.clone();
         let accepted_draining = *draining.borrow_and_update();
         let activity = Arc::new(Activity::new());
-        let mut builder = auto::Builder::new(TokioExecutor::new());
+        let streams = Streams::default();
+        let mut builder = auto::Builder::new(streams.clone());
         // HTTP/1: `idle_timeout` to send each request head (the body's own deadline is the
         // handler's); a connection accepted while draining serves one request. HTTP/2:
         // bounded streams and resets (the rapid-reset flood), and pings that close a
@@ -207,6 +209,7 @@ impl Serving {
         });
         let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
         tokio::pin!(conn);
+        let mut running = FuturesUnordered::new();
         // The idle clock: one timer for the connection, looked at only when it fires. A request
         // served meanwhile has moved the deadline on, and the timer is set again for it then,
         // so a request costs the connection no timer and no wake-up of its own.
@@ -226,11 +229,12 @@ impl Serving {
                 }
             }
             tokio::select! {
-                done = conn.as_mut() => {
+                done = std::future::poll_fn(|cx| streams.drive(conn.as_mut(), &mut running, cx)) => {
                     if let Err(e) = done {
                         self.event("error");
                         tracing::debug!(%peer, listener = self.name, error = %e, "connection ended with an error");
                     }
+                    Streams::finish(running);
                     return;
                 }
                 changed = draining.changed(), if !closing => {
@@ -256,6 +260,67 @@ impl Serving {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The HTTP/2 streams of one connection, run by the connection's own task rather than each on
+/// a task of its own: hyper hands each stream it accepts to this executor, which keeps it for
+/// the connection to poll (`drive`). The streams a read of the socket brought in are all
+/// answered before the connection is polled again, so their answers leave in one write
+/// instead of one write each, and no stream costs a task, a hand-off and a wake-up of the
+/// connection. A stream's work is small here: what is large or judged against the cluster goes
+/// to the blocking pool, off every connection's task. The cost is that one connection's
+/// streams no longer spread over the worker threads (its TLS and framing never did): a
+/// connection's inline work, a few microseconds a review, is done in turn.
+///
+/// Public for the load bench, whose baseline servers can be run the same way
+/// (`bare_webhook --inline-streams`) to tell this apart from covenant's own work.
+#[derive(Clone, Default)]
+pub struct Streams(Arc<Mutex<Vec<Stream>>>);
+
+type Stream = Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+impl<F: std::future::Future<Output = ()> + Send + 'static> hyper::rt::Executor<F> for Streams {
+    fn execute(&self, stream: F) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(Box::pin(stream));
+    }
+}
+
+impl Streams {
+    /// Serve a connection built with these streams as its executor: its output once it has
+    /// ended, streams still running then finished on a task of their own.
+    pub async fn serve<C: std::future::Future>(self, conn: C) -> C::Output {
+        tokio::pin!(conn);
+        let mut running = FuturesUnordered::new();
+        let done = std::future::poll_fn(|cx| self.drive(conn.as_mut(), &mut running, cx)).await;
+        Streams::finish(running);
+        done
+    }
+
+    /// Poll the connection, then every stream it has handed over or woken; the connection's
+    /// output once it has ended. A stream that answers wakes the connection (this task), which
+    /// then writes what every stream answered.
+    fn drive<C: std::future::Future>(
+        &self,
+        conn: Pin<&mut C>,
+        running: &mut FuturesUnordered<Stream>,
+        cx: &mut Context<'_>,
+    ) -> Poll<C::Output> {
+        let done = conn.poll(cx);
+        running.extend(std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner())));
+        if done.is_pending() {
+            while let Poll::Ready(Some(())) = running.poll_next_unpin(cx) {}
+        }
+        done
+    }
+
+    /// Streams still running when their connection ended (it failed under them) finish on a
+    /// task of their own, as each stream ran before: what they answer goes nowhere, but what
+    /// they count and log is done.
+    fn finish(running: FuturesUnordered<Stream>) {
+        if !running.is_empty() {
+            tokio::spawn(async move { running.for_each(|()| async {}).await });
         }
     }
 }
