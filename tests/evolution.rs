@@ -83,6 +83,28 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
 }
 
 #[test]
+fn diff_says_where_kubectl_reads_a_scalar_as_another_value() {
+    // `default: "on"` made `default: on`: text to covenant both times, a boolean to kubectl
+    // after. The diff finds no change; it says why it may be wrong, where.
+    let scratch = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(rules_fixture("CVN-205", "base.yaml")).unwrap();
+    let mode = "mode: {type: string}";
+    let at = base.find(mode).expect("the mode property");
+    let with = |default: &str| base.replacen(mode, &format!("mode: {{type: string, default: {default}}}"), 1);
+    std::fs::write(scratch.path().join("old.yaml"), with("\"on\"")).unwrap();
+    std::fs::write(scratch.path().join("new.yaml"), with("on")).unwrap();
+    let line = base[..at].lines().count();
+    let column = at - base[..at].rfind('\n').unwrap() + "mode: {type: string, default: ".len();
+    let out = covenant().current_dir(scratch.path()).args(["diff", "old.yaml", "new.yaml"]).assert().code(0);
+    let out = out.get_output();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("no changes"), "{stdout}");
+    assert!(stderr.contains(&format!("new.yaml:{line}:{column}: warning[CVN-110]")), "{stderr}");
+    assert!(stderr.contains("the boolean true to kubectl"), "{stderr}");
+    assert!(!stderr.contains("old.yaml"), "{stderr}");
+}
+
+#[test]
 fn check_reads_a_list_document_as_its_items() {
     let dir = tempfile::tempdir().unwrap();
     let (base, head) = (dir.path().join("base"), dir.path().join("head"));
