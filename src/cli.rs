@@ -211,6 +211,44 @@ fn refuse_repeated_keys(name: &str, doc: &crate::source::SourceDocument) -> anyh
     }
 }
 
+/// How many ambiguous scalars of what a comparison reads are named; the rest are counted.
+const AMBIGUOUS_NAMED: usize = 10;
+
+/// Say, on stderr, where a document a comparison reads (`diff`'s two, `check --base`'s base)
+/// holds plain scalars that kubectl reads as another value than covenant does (CVN-110's `on`,
+/// `no`, `yes`…; an infinity kubectl cannot write as JSON): `by` compares covenant's reading,
+/// so a change kubectl would see there (`"on"` → `on` is text → boolean to kubectl) is one it
+/// does not show.
+fn warn_ambiguous<'a>(
+    ambiguous: impl Iterator<Item = (&'a str, &'a crate::source::AmbiguousScalar)>,
+    by: &str,
+) {
+    use crate::source::KubectlReads;
+    let mut more = 0usize;
+    for (n, (name, a)) in ambiguous.enumerate() {
+        if n >= AMBIGUOUS_NAMED {
+            more += 1;
+            continue;
+        }
+        let (what, pointer) = (if a.key { "the key" } else { "the value" }, &a.pointer);
+        let kubectl = match a.kubectl {
+            KubectlReads::Boolean(b) => format!("the boolean {b} to kubectl (go-yaml v2)"),
+            KubectlReads::NonFinite => {
+                "a float to kubectl, which cannot write it as JSON and refuses the document".into()
+            }
+        };
+        eprintln!(
+            "{name}:{}:{}: warning[CVN-110] {pointer}: {what} `{}` is the string \"{}\" to covenant and \
+             YAML 1.2 readers but {kubectl}; {by} compares the string (quote it if it is text; \
+             covenant explain CVN-110)",
+            a.at.line, a.at.column, a.text, a.text
+        );
+    }
+    if more > 0 {
+        eprintln!("covenant: warning[CVN-110] {more} more such scalar(s) in what {by} compares");
+    }
+}
+
 /// `source::read_all`, its error naming the path it is about.
 fn read_all(path: &Path) -> anyhow::Result<Vec<(std::path::PathBuf, String)>> {
     crate::source::read_all(path)

@@ -474,6 +474,10 @@ pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason:
 pub struct Base {
     docs: std::collections::HashMap<String, (String, serde_json::Value)>,
     complete: bool,
+    /// Plain scalars of the base's documents that kubectl reads as another value than covenant
+    /// (CVN-110), with the name of the source each is in: the base is compared as covenant
+    /// reads it, so the caller says where it may differ from what was applied.
+    pub ambiguous: Vec<(String, crate::source::AmbiguousScalar)>,
 }
 
 /// The identity a document is paired by; `None` for one that names no kind and no name.
@@ -496,7 +500,7 @@ impl Base {
     /// that is not YAML is an error naming it and where it stops: a base read in part would
     /// pair only some documents, and judge the rest as new without saying so.
     pub fn from_sources(sources: &[Source]) -> Result<Base, String> {
-        let mut docs = std::collections::HashMap::new();
+        let (mut docs, mut ambiguous) = (std::collections::HashMap::new(), Vec::new());
         for source in sources {
             let (read, error) = parse_stream(&source.text);
             if let Some(e) = error {
@@ -509,6 +513,8 @@ impl Base {
                 ));
             }
             for mut doc in read {
+                ambiguous
+                    .extend(std::mem::take(&mut doc.ambiguous).into_iter().map(|a| (source.name.clone(), a)));
                 // A list's objects are paired one by one, as they are checked.
                 let objects = match list_items(&mut doc.value) {
                     Some(Ok(items)) => items.into_iter().map(|(_, item)| item).collect(),
@@ -521,7 +527,7 @@ impl Base {
                 }
             }
         }
-        Ok(Base { docs, complete: false })
+        Ok(Base { docs, complete: false, ambiguous })
     }
 
     /// The base as a complete set of the previous documents: what it holds and the checked

@@ -102,6 +102,17 @@ fn diff_says_where_kubectl_reads_a_scalar_as_another_value() {
     assert!(stderr.contains(&format!("new.yaml:{line}:{column}: warning[CVN-110]")), "{stderr}");
     assert!(stderr.contains("the boolean true to kubectl"), "{stderr}");
     assert!(!stderr.contains("old.yaml"), "{stderr}");
+    // `check --base` where the base held the scalar kubectl read as a boolean: the checked
+    // document is clean, and what the base is compared as is said.
+    for (dir, default) in [("base", "on"), ("checked", "\"on\"")] {
+        std::fs::create_dir(scratch.path().join(dir)).unwrap();
+        std::fs::write(scratch.path().join(dir).join("crd.yaml"), with(default)).unwrap();
+    }
+    let out =
+        covenant().current_dir(scratch.path()).args(["check", "checked", "--base", "base"]).assert().code(0);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let at = format!("base/crd.yaml:{line}:{column}: warning[CVN-110]");
+    assert!(stderr.contains(&at) && stderr.contains("covenant check --base compares the string"), "{stderr}");
 }
 
 #[test]

@@ -337,8 +337,10 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
 
 /// The base read from its documents; one that is not YAML stops the check, named.
 fn base_of(docs: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
-    crate::report::Base::from_sources(docs)
-        .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))
+    let base = crate::report::Base::from_sources(docs)
+        .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))?;
+    super::warn_ambiguous(base.ambiguous.iter().map(|(name, a)| (name.as_str(), a)), "covenant check --base");
+    Ok(base)
 }
 
 /// A JSON answer written to stdout as it is serialized, and a newline after it.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
-use super::{load_config, parse_documents, refuse_repeated_keys};
+use super::{load_config, parse_documents, refuse_repeated_keys, warn_ambiguous};
 use crate::cluster::OfflineCluster;
 use crate::families::schema_bearing::Outline;
 use crate::schema::openapi::Keep;
@@ -91,7 +91,7 @@ impl Compared {
         match <[_; 1]>::try_from(parse_documents(&name, &text)?) {
             Ok([doc]) => {
                 refuse_repeated_keys(&name, &doc)?;
-                warn_ambiguous(&name, &doc.ambiguous);
+                warn_ambiguous(doc.ambiguous.iter().map(|a| (name.as_str(), a)), "covenant diff");
                 Ok(Compared::Tree(only_item(&name, doc.value)?))
             }
             Err(docs) if docs.is_empty() => {
@@ -139,35 +139,6 @@ fn is_list(text: &str) -> bool {
         }
     }
     false
-}
-
-/// How many of a document's ambiguous scalars `diff` names; the rest are counted.
-const AMBIGUOUS_NAMED: usize = 10;
-
-/// Say, on stderr, where a document holds plain scalars that kubectl reads as another value
-/// than covenant does (CVN-110's `on`, `no`, `yes`…; an infinity kubectl cannot write as JSON):
-/// the diff compares covenant's reading, so a change kubectl would see there (`"on"` → `on`
-/// is text → boolean to kubectl) is one it does not show.
-fn warn_ambiguous(name: &str, ambiguous: &[crate::source::AmbiguousScalar]) {
-    use crate::source::KubectlReads;
-    for a in ambiguous.iter().take(AMBIGUOUS_NAMED) {
-        let (what, pointer) = (if a.key { "the key" } else { "the value" }, &a.pointer);
-        let kubectl = match a.kubectl {
-            KubectlReads::Boolean(b) => format!("the boolean {b} to kubectl (go-yaml v2)"),
-            KubectlReads::NonFinite => {
-                "a float to kubectl, which cannot write it as JSON and refuses the document".into()
-            }
-        };
-        eprintln!(
-            "{name}:{}:{}: warning[CVN-110] {pointer}: {what} `{}` is the string \"{}\" to covenant and \
-             YAML 1.2 readers but {kubectl}; covenant diff compares the string (quote it if it is text; \
-             covenant explain CVN-110)",
-            a.at.line, a.at.column, a.text, a.text
-        );
-    }
-    if let Some(more) = ambiguous.len().checked_sub(AMBIGUOUS_NAMED).filter(|n| *n > 0) {
-        eprintln!("{name}: warning[CVN-110] {more} more such scalar(s)");
-    }
 }
 
 /// A document, or the one item of a list document (`kubectl get crd -l … -o yaml`); a list
