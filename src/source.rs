@@ -578,6 +578,11 @@ fn general_from(
                 json = replay.json.or(json);
                 continue;
             }
+            // Not read again: where the builder has already refused the document (a null key
+            // before the tab), that is what it is refused for, not the tab go-yaml reads.
+            if builder.error.is_some() {
+                return builder.error.take();
+            }
         }
         // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
         // says of the end it met there ("unexpected end of stream") is not.
@@ -598,7 +603,6 @@ fn general_from(
                 json: false,
             }));
         }
-        let tab_read_by_go_yaml = error.as_ref().is_some_and(|e| e.info() == TAB_AFTER_COLON);
         let error = error.map(|e| SyntaxError {
             reason: match e.info() {
                 // The reader counts flow nesting in a byte.
@@ -624,11 +628,6 @@ fn general_from(
             documents_before: builder.documents,
             json: false,
         });
-        // A tab after a key's `:` that is not read again is one go-yaml reads: where the builder
-        // has already refused the document (a null key before it), that is what it is refused for.
-        if tab_read_by_go_yaml && builder.error.is_some() {
-            return builder.error.take();
-        }
         return error.or(builder.error.take());
     }
 }
