@@ -215,34 +215,30 @@ fn refuse_repeated_keys(name: &str, doc: &crate::source::SourceDocument) -> anyh
 const AMBIGUOUS_NAMED: usize = 10;
 
 /// Say, on stderr, where a document a comparison reads (`diff`'s two, `check --base`'s base)
-/// holds plain scalars that kubectl reads as another value than covenant does (CVN-110's `on`,
-/// `no`, `yes`…; an infinity kubectl cannot write as JSON): `by` compares covenant's reading,
-/// so a change kubectl would see there (`"on"` → `on` is text → boolean to kubectl) is one it
-/// does not show.
+/// holds plain scalars that kubectl reads as another value than covenant does, in the words
+/// `check` reports them with (CVN-110's `on`, `no`, `yes`…; CVN-109's infinity kubectl cannot
+/// write as JSON): `by` compares covenant's reading, so a change kubectl would see there
+/// (`"on"` → `on` is text → boolean to kubectl) is one it does not show.
 fn warn_ambiguous<'a>(
     ambiguous: impl Iterator<Item = (&'a str, &'a crate::source::AmbiguousScalar)>,
     by: &str,
 ) {
-    use crate::source::KubectlReads;
     let mut more = 0usize;
     for (n, (name, a)) in ambiguous.enumerate() {
         if n >= AMBIGUOUS_NAMED {
             more += 1;
             continue;
         }
-        let (what, pointer) = (if a.key { "the key" } else { "the value" }, &a.pointer);
-        let kubectl = match a.kubectl {
-            KubectlReads::Boolean(b) => format!("the boolean {b} to kubectl (go-yaml v2)"),
-            KubectlReads::NonFinite => {
-                "a float to kubectl, which cannot write it as JSON and refuses the document".into()
-            }
-        };
+        let (id, args) = crate::report::ambiguity(a);
+        let Some(rule) = crate::rules::lookup(id) else { continue };
+        let f = crate::rules::Finding::new(rule, crate::rules::Action::Warn, a.pointer.as_str(), args);
         eprintln!(
-            "{name}:{}:{}: warning[CVN-110] {pointer}: {what} `{}` is the string \"{}\" to covenant and \
-             YAML 1.2 readers but {kubectl}; {by} compares the string (quote it if it is text; \
-             covenant explain CVN-110)",
-            a.at.line, a.at.column, a.text, a.text
+            "{name}:{}:{}: warning[{id}] {}: {}; {by} compares the string",
+            a.at.line, a.at.column, f.pointer, f.message
         );
+        if let Some(help) = &f.help {
+            eprintln!("  = help: {help} (covenant explain {id})");
+        }
     }
     if more > 0 {
         eprintln!("covenant: warning[CVN-110] {more} more such scalar(s) in what {by} compares");

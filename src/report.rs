@@ -260,6 +260,35 @@ fn loader_finding(
     engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
 }
 
+/// The rule and arguments of a plain scalar kubectl reads as another value than covenant:
+/// CVN-110 for a boolean, CVN-109 for an infinity or NaN kubectl cannot write as JSON (it
+/// refuses the document).
+pub(crate) fn ambiguity(a: &crate::source::AmbiguousScalar) -> (&'static str, Vec<(&'static str, String)>) {
+    match a.kubectl {
+        KubectlReads::Boolean(boolean) => {
+            let what = if a.key { "the key" } else { "the value" };
+            let args =
+                vec![("what", what.to_string()), ("text", a.text.clone()), ("boolean", boolean.to_string())];
+            ("CVN-110", args)
+        }
+        KubectlReads::NonFinite => {
+            let sign = if a.text.starts_with('-') { "-" } else { "+" };
+            let float = if a.text.to_ascii_lowercase().ends_with("nan") {
+                "NaN".to_string()
+            } else {
+                format!("{sign}Inf")
+            };
+            let reason = format!(
+                "kubectl refuses the document: it reads `{}` as the float {float}, which JSON cannot hold \
+                 (error converting YAML to JSON: json: unsupported value: {float}); quote it (\"{}\") if it \
+                 is text",
+                a.text, a.text
+            );
+            ("CVN-109", vec![("reason", reason)])
+        }
+    }
+}
+
 /// A launcher values file (`covenant check --values`) held to the parameters its package
 /// declares, each problem at its own line and column: an undeclared key is CVN-102, a value
 /// of the wrong type CVN-103. Without a package the file cannot be judged, and a note says so.
@@ -723,34 +752,11 @@ impl Judging<'_> {
             }
         }
         for a in &noted.ambiguous {
-            let (id, args) = match a.kubectl {
-                KubectlReads::Boolean(boolean) => {
-                    let what = if a.key { "the key" } else { "the value" };
-                    let args = vec![
-                        ("what", what.to_string()),
-                        ("text", a.text.clone()),
-                        ("boolean", boolean.to_string()),
-                    ];
-                    ("CVN-110", args)
-                }
-                // The launcher reads the float; only kubectl cannot write it as JSON.
-                KubectlReads::NonFinite if !by_kubectl => continue,
-                KubectlReads::NonFinite => {
-                    let sign = if a.text.starts_with('-') { "-" } else { "+" };
-                    let float = if a.text.to_ascii_lowercase().ends_with("nan") {
-                        "NaN".to_string()
-                    } else {
-                        format!("{sign}Inf")
-                    };
-                    let reason = format!(
-                        "kubectl refuses the document: it reads `{}` as the float {float}, which JSON cannot hold \
-                         (error converting YAML to JSON: json: unsupported value: {float}); quote it (\"{}\") if it \
-                         is text",
-                        a.text, a.text
-                    );
-                    ("CVN-109", vec![("reason", reason)])
-                }
-            };
+            // The launcher reads the float; only kubectl cannot write it as JSON.
+            if a.kubectl == KubectlReads::NonFinite && !by_kubectl {
+                continue;
+            }
+            let (id, args) = ambiguity(a);
             if let Some(f) = loader_finding(self.engine, id, &within(&a.pointer), args) {
                 self.report.entries.push(place.entry(a.at, f));
             }
