@@ -180,9 +180,10 @@ impl Serving {
         // HTTP/1: `idle_timeout` to send each request head (the body's own deadline is the
         // handler's); a connection accepted while draining serves one request. HTTP/2:
         // bounded streams and resets (the rapid-reset flood), and pings that close a
-        // connection whose peer went silent. DATA frames of up to 256 KiB rather than 16 KiB
-        // (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a large
-        // CRD update arrives in a few frames, not dozens, each a piece to take and join.
+        // connection whose peer went silent. DATA frames of up to 512 KiB rather than 16 KiB
+        // (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a CRD
+        // update of a few hundred KB arrives in one frame, a piece taken whole, not dozens to
+        // take and join; the codec holds at most one frame of a connection while it reads it.
         // hyper's own head timeout is the backstop for a head left half-sent: a little later
         // than the idle close below, which ends an idle connection with a close_notify.
         let head_timeout = self.idle_timeout + (self.idle_timeout / 4).max(Duration::from_secs(1));
@@ -195,7 +196,7 @@ impl Serving {
             .http2()
             .timer(TokioTimer::new())
             .max_concurrent_streams(250)
-            .max_frame_size(256 * 1024)
+            .max_frame_size(512 * 1024)
             .max_pending_accept_reset_streams(64)
             .keep_alive_interval(Some(Duration::from_secs(30)))
             .keep_alive_timeout(Duration::from_secs(10));
