@@ -7,8 +7,9 @@
 //! work, so the load bench can tell covenant's work apart from the transport's.
 //!
 //! With `--inline-streams` it runs each HTTP/2 connection's streams on the connection's own
-//! task, as covenant does (`covenant::server::Streams`), instead of a task each: the same
-//! transport as covenant's, so that what is left between the two is the work.
+//! task, as covenant does (`covenant::server::Streams`), instead of a task each, and takes
+//! DATA frames of up to 512 KiB, as covenant does: the same transport as covenant's, so that
+//! what is left between the two is the work.
 //!
 //! `bare_webhook --cert F --key F --listen ADDR [--threads N] [--floor] [--inline-streams]`
 
@@ -94,7 +95,8 @@ fn main() {
                 let service = TowerToHyperService::new(app);
                 if inline_streams {
                     let streams = covenant::server::Streams::default();
-                    let builder = auto::Builder::new(streams.clone());
+                    let mut builder = auto::Builder::new(streams.clone());
+                    builder.http2().max_frame_size(512 * 1024);
                     let _ = streams.serve(builder.serve_connection(TokioIo::new(tls), service)).await;
                 } else {
                     let builder = auto::Builder::new(TokioExecutor::new());

@@ -12,9 +12,10 @@
 //! `serde_json::Value` parse of it costs.
 //!
 //! covenant runs each HTTP/2 connection's streams on the connection's task (its answers to
-//! concurrent streams leave in one write); the bare server and the floor spawn a task per
-//! stream, as the stack does by default. `--inline-streams` runs them the way covenant does,
-//! to see how much of a difference is the transport and how much the work.
+//! concurrent streams leave in one write) and takes DATA frames of up to 512 KiB; the bare
+//! server and the floor spawn a task per stream and take 16 KiB frames, as the stack does by
+//! default. `--inline-streams` gives them covenant's HTTP/2 transport (both), to see how much
+//! of a difference is the transport and how much the work.
 //!
 //! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN] [--only TEXT] [--inline-streams]`
 //! Every request goes to 127.0.0.1; every loop is bounded in time; every server is killed
@@ -421,7 +422,11 @@ fn main() {
         "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}; \
          bare and floor run HTTP/2 streams {}",
         if pinned { "pinned to core 1 (taskset)" } else { "NOT pinned (no taskset)" },
-        if inline_streams { "on the connection's task, as covenant does" } else { "on a task each" }
+        if inline_streams {
+            "on the connection's task with 512 KiB frames, as covenant does"
+        } else {
+            "on a task each with 16 KiB frames"
+        }
     );
     // `--only TEXT` runs the scenarios whose title contains it.
     let only = arg(&args, "--only");
