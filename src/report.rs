@@ -621,11 +621,7 @@ pub enum Input {
 /// judged as if it were whole.
 fn unreadable(path: &std::path::Path) -> Option<String> {
     match std::fs::File::open(path) {
-        Ok(file) => {
-            let mut chars = crate::source::ReadChars::new(std::io::BufReader::new(file));
-            chars.by_ref().for_each(drop);
-            chars.problem().map(str::to_string)
-        }
+        Ok(file) => crate::source::ReadChars::new(file).read_through().map(str::to_string),
         Err(e) => Some(format!("cannot be read: {e}")),
     }
 }

@@ -934,6 +934,15 @@ impl<R: std::io::Read> ReadChars<R> {
         self.problem.as_deref()
     }
 
+    /// Read to the end, a chunk at a time, without handing out the characters: whether the
+    /// whole text reads (`problem` says why not).
+    pub fn read_through(&mut self) -> Option<&str> {
+        while !self.done {
+            self.fill();
+        }
+        self.problem()
+    }
+
     fn fill(&mut self) {
         const CHUNK: usize = 64 * 1024;
         let mut bytes = std::mem::take(&mut self.carry);
