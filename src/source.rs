@@ -20,7 +20,7 @@ mod split;
 mod tabs;
 
 pub use files::{
-    discover, is_document_file, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
+    discover, is_document_file, is_stream, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
     NO_DOCUMENT_FILES,
 };
 pub use split::{kubectl_split, KubectlSplit};

@@ -33,6 +33,39 @@ fn stdout(cmd: &mut Command, code: i32) -> String {
     String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
 }
 
+/// A named pipe at a fresh path, fed `text` by a thread, as a shell's `<(…)` hands one over.
+fn piped(dir: &Path, name: &str, text: Vec<u8>) -> std::path::PathBuf {
+    let fifo = dir.join(name);
+    assert!(Process::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let to = fifo.clone();
+    // Not joined: a covenant that never opened the pipe fails the caller's assertion rather
+    // than hanging the test.
+    std::thread::spawn(move || std::fs::write(to, text));
+    fifo
+}
+
+#[test]
+fn check_reads_a_pipe_for_the_checked_documents_and_for_the_base() {
+    // `covenant check <(helm template …)` and `check crd.yaml --base <(git show main:crd.yaml)`:
+    // a pipe can be read once, so it is read whole, as stdin is (before, a pipe was taken for
+    // a directory, and the check failed with "No such file or directory").
+    let (old, new) = (rules_fixture("CVN-205", "base.yaml"), rules_fixture("CVN-205", "input.yaml"));
+    let dir = tempfile::tempdir().unwrap();
+    let checked = piped(dir.path(), "checked.yaml", std::fs::read(&new).unwrap());
+    let base = piped(dir.path(), "base.yaml", std::fs::read(&old).unwrap());
+    let text = stdout(enforced().arg(&checked).arg("--base").arg(&base), 1);
+    let line =
+        std::fs::read_to_string(&new).unwrap().lines().position(|l| l.contains("maxLength: 40")).unwrap();
+    let at = format!("{}:{}:", checked.display(), line + 1);
+    assert!(text.contains(&at) && text.contains("error[CVN-205]"), "{text}");
+    assert!(text.contains("1 document(s) checked: 1 denied (1 finding)"), "{text}");
+    // A pipe whose text is not UTF-8 is said as the file it names, as stdin's is.
+    let bad = piped(dir.path(), "bad.yaml", b"kind: \xff\n".to_vec());
+    let out = enforced().arg(&bad).assert().code(2).get_output().stderr.clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains(&format!("cannot read {}", bad.display())), "{err}");
+}
+
 #[test]
 fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     let (old, new) = (rules_fixture("CVN-205", "base.yaml"), rules_fixture("CVN-205", "input.yaml"));
@@ -42,17 +75,9 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     assert!(text.contains(refused), "{text}");
     // `covenant diff <(git show main:crd.yaml) crd.yaml`: the shell hands over a pipe.
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("old.yaml");
-    assert!(Process::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let writer = {
-        let (fifo, old) = (fifo.clone(), old.clone());
-        std::thread::spawn(move || std::fs::write(fifo, std::fs::read(old).unwrap()).unwrap())
-    };
+    let fifo = piped(dir.path(), "old.yaml", std::fs::read(&old).unwrap());
     let text = stdout(covenant().arg("diff").arg(&fifo).arg(&new), 1);
     assert!(text.contains(refused), "{text}");
-    // Read whole, the writer is done; not joined, so a covenant that never opened the pipe
-    // fails the assertion above rather than hanging the test.
-    drop(writer);
     // What is not one document is said as what it is.
     let stderr = |args: &[&std::ffi::OsStr]| {
         let out = covenant().arg("diff").args(args).assert().code(2).get_output().stderr.clone();

@@ -174,6 +174,13 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
             continue;
         }
+        if crate::source::is_stream(path) {
+            // A pipe is read once, whole, as stdin is: it cannot be read again.
+            let name = path.display().to_string();
+            let text = crate::source::read_text(path).with_context(|| format!("cannot read {name}"))?;
+            queued.push(Input::Read(crate::report::Source { name, text }));
+            continue;
+        }
         let walked =
             crate::source::walk(path, &exclude).with_context(|| format!("cannot read {}", path.display()))?;
         if walked.files.is_empty() {
@@ -277,7 +284,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 /// holds that the checked set does not was deleted, and is judged as a DELETE.
 fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
     let path = Path::new(base);
-    if path.is_dir() || path.is_file() {
+    if path.exists() {
         // An empty directory is an error, not a base that holds nothing: against it every
         // document would be judged new, and no change judged at all.
         let docs: Vec<crate::report::Source> = super::read_all(path)

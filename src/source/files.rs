@@ -114,6 +114,12 @@ pub fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, bytes)
 }
 
+/// Whether `path` names a pipe or a device (`<(helm template …)`, `/dev/stdin`): text that can
+/// be read once, as it comes, and must be kept if it is needed again.
+pub fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_dir() && !m.is_file())
+}
+
 /// Whether a file begins with a UTF-16 byte-order mark (`read_text` reads it whole).
 pub fn is_utf16(path: &Path) -> bool {
     Utf16::of_file(path).is_some()
@@ -163,7 +169,8 @@ impl Walked {
 pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> {
     let meta = std::fs::metadata(path)?;
     let mut walked = Walked::default();
-    if meta.is_file() {
+    // A file, or a pipe (`<(helm template …)`) or device named as one.
+    if !meta.is_dir() {
         walked.files.push(path.to_path_buf());
         return Ok(walked);
     }
