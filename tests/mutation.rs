@@ -239,12 +239,18 @@ fn versioned_service(metadata_lines: &str) -> String {
 
 /// `covenant check --fix FILES`, which must succeed: what it said on stderr.
 fn fix(files: &[&std::path::Path]) -> String {
-    let out = assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .args(["check", "--fix"])
-        .args(files)
-        .assert()
-        .success();
+    fix_exiting(files, None, 0)
+}
+
+/// `covenant check --fix [-] FILES`, `stdin` given as `-` when there is one, which must exit
+/// with `code`: what it said on stderr.
+fn fix_exiting(files: &[&std::path::Path], stdin: Option<&str>, code: i32) -> String {
+    let mut cmd = assert_cmd::Command::cargo_bin("covenant").unwrap();
+    cmd.args(["check", "--fix"]);
+    if let Some(text) = stdin {
+        cmd.arg("-").write_stdin(text.to_string());
+    }
+    let out = cmd.args(files).assert().code(code);
     String::from_utf8(out.get_output().stderr.clone()).unwrap()
 }
 
@@ -280,16 +286,17 @@ fn check_fix_writes_the_same_stamps_into_the_files_and_nothing_else() {
     // A JSON file is not rewritten whole: --fix refuses it, saying why.
     let json_file = dir.path().join("c.json");
     std::fs::write(&json_file, serde_json::to_string(&doc).unwrap()).unwrap();
-    let out = assert_cmd::Command::cargo_bin("covenant")
-        .unwrap()
-        .args(["check", "--fix"])
-        .arg(&json_file)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8(out).unwrap().contains("--fix edits YAML files"));
+    assert!(fix_exiting(&[&json_file], None, 2).contains("--fix edits YAML files"));
+    // Nor is stdin that needs a fix: there is nowhere to write it, and no file is written.
+    std::fs::write(&a, &original).unwrap();
+    let err = fix_exiting(&[&a], Some(&original), 2);
+    assert!(
+        err.contains("--fix edits YAML files in place, and stdin (-) holds documents it would change"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), original);
+    // Stdin the fix would not change is checked beside the files it fixes.
+    assert!(fix_exiting(&[&a], Some(&fixed), 0).contains("into 1 file(s)"));
 }
 
 /// A list document (`kubectl get -o yaml`) is fixed item by item: each item gets what the

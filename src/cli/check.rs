@@ -195,6 +195,24 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         let mut fixing = config.clone();
         fixing.rules = fixing.rules.with_mutation();
         let fixer = Engine::with_inputs(&fixing, inputs.clone());
+        // Text read from stdin or a pipe that the fix would change is refused before any file
+        // is written: there is nowhere to write its fix, and "0 file(s)" would pass in silence.
+        for source in queued.iter().filter_map(|i| match i {
+            Input::Read(source) => Some(source),
+            Input::File(_) => None,
+        }) {
+            if crate::report::fix::fix_text(&source.name, &source.text, &fixer, cluster.as_ref())?.is_some() {
+                let what = if source.name == "-" {
+                    "stdin (-)".to_string()
+                } else {
+                    format!("{} (a pipe)", source.name)
+                };
+                bail!(
+                    "--fix edits YAML files in place, and {what} holds documents it would change but \
+                     cannot be written into: save it to a file and fix that, or check it without --fix"
+                );
+            }
+        }
         let mut fixed = 0;
         for file in queued.iter().filter_map(|i| match i {
             Input::File(f) => Some(f),
