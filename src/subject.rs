@@ -242,6 +242,12 @@ impl Stop {
     pub fn raised(&self) -> bool {
         self.0.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
     }
+
+    /// The flag itself, for work that looks at it where a `Stop` is not known (a CEL
+    /// evaluation).
+    pub fn flag(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        self.0.clone()
+    }
 }
 
 impl Subject {

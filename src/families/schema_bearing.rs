@@ -1101,7 +1101,7 @@ impl SchemaBearing {
                         .push("the request's deadline passed before every live object was checked".into());
                     break;
                 }
-                let ev = evaluator.get_or_insert_with(Evaluator::new);
+                let ev = evaluator.get_or_insert_with(|| Evaluator::with_stop(cx.stop.flag()));
                 let out = validate_evaluating(&schema, o, &Location::default(), Required::Everywhere, ev);
                 if let Some(first) = out.violations.first() {
                     let ns = o.at("/metadata/namespace").and_then(Value::as_str);

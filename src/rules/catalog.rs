@@ -998,6 +998,7 @@ A CRD or XRD update that tightens a version's schema (or moves the storage versi
 - No live object exists: it is satisfied vacuously, and allowed with this warning.
 - Some object fails: refused, naming the first failing objects (namespace/name, pointer, why).
 - Only what truly cannot be evaluated stays refused as \"cannot prove\", and the message names it: a CEL function covenant's evaluator does not provide, a pattern that is not RE2, an unclassified change.
+- Every CEL evaluation is bounded as the apiserver bounds it: at most 1,000,000 cost units for one rule on one object and 10,000,000 for all rules on one object (a unit a call, plus a unit a list element or ten string bytes a call makes, plus a unit an element a comprehension walks); no string over 4 MiB or list over 1,000,000 elements is made (`replace` is priced before it runs); a rule longer than 100,000 code points, holding more than 500 operators, or nesting deeper than 250 is not parsed; patterns are compiled once. Past a bound, or at the request's deadline, the proof is \"cannot prove\", naming the bound.
 
 CEL libraries evaluated: the standard library and macros; the strings, lists and math extensions; Kubernetes lists (`isSorted`, `sum`, `min`, `max`), regex (`find`, `findAll`), quantity (`quantity`, `isQuantity`, `compareTo`, `isLessThan`, `isGreaterThan`, `asInteger`, `asApproximateFloat`, `sign`) and URL (`url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery`). Not evaluated: the `format` library, IP/CIDR, semver and authorizer functions.
 

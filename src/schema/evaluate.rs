@@ -9,6 +9,10 @@
 //! function this evaluator does not provide, or that does not parse — is reported as such,
 //! never as a pass.
 //!
+//! Every evaluation is bounded as the apiserver bounds it (a cost budget per rule and per
+//! object, a memory guard on what it makes, limits on what it parses, and the request's stop
+//! flag): see [`bounds`]. Past a bound the answer is "cannot prove", naming the bound.
+//!
 //! CEL libraries provided: the CEL standard library and macros (`has`, `all`, `exists`,
 //! `exists_one`, `map`, `filter`, `size`, `matches`, `startsWith`, `endsWith`, `contains`,
 //! conversions, timestamps and durations); the strings extension (`charAt`, `indexOf`,
@@ -25,12 +29,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use std::sync::atomic::AtomicBool;
+
+use cel::common::ast::IdedExpr;
 use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use regex::Regex;
 use serde_json::Value;
 
 use super::CelRule;
+
+pub mod bounds;
 
 /// What one rule says about one value.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,10 +58,13 @@ pub struct Evaluator {
     pub unprovable: Vec<String>,
     root: Context<'static, 'static>,
     env: Arc<Env>,
-    programs: HashMap<String, Result<Arc<Program>, String>>,
+    /// Rules parsed and metered (see [`bounds`]), by their text.
+    programs: HashMap<String, Result<Arc<IdedExpr>, String>>,
     /// `optional.of(__self)`: how an optional `oldSelf` is bound.
     wrap: Option<Program>,
     patterns: HashMap<String, Result<Regex, String>>,
+    /// Raised at the request's deadline or at shutdown: an evaluation stops at its next look.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -80,6 +92,7 @@ impl Evaluator {
                 tracing::error!(error = ?e, "a CEL extension could not be registered");
             }
         }
+        bounds::register(&mut env);
         let env = Arc::new(env);
         let mut root = Context::with_env(env.clone());
         kubernetes_library(&mut root);
@@ -91,7 +104,18 @@ impl Evaluator {
             programs: HashMap::new(),
             wrap,
             patterns: HashMap::new(),
+            stop: None,
         }
+    }
+
+    /// An evaluator that stops at its next look once `stop` is raised.
+    pub fn with_stop(stop: Option<Arc<AtomicBool>>) -> Evaluator {
+        Evaluator { stop, ..Evaluator::new() }
+    }
+
+    /// Start one object: the rules evaluated until the next call share the per-object budget.
+    pub fn begin_object(&self) {
+        bounds::begin_object(self.stop.clone());
     }
 
     /// Whether `text` matches the RE2 `pattern` (unanchored, as the apiserver matches);
@@ -109,10 +133,7 @@ impl Evaluator {
         let program = match self.programs.entry(rule.rule.clone()) {
             std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                let env = self.env.clone();
-                let compiled = guarded(|| env.compile(&rule.rule).map_err(|e| e.to_string()))
-                    .unwrap_or_else(|| Err("the CEL parser failed on it".into()))
-                    .map(Arc::new);
+                let compiled = compile(&self.env, &rule.rule).map(Arc::new);
                 v.insert(compiled).clone()
             }
         };
@@ -126,27 +147,33 @@ impl Evaluator {
             return Verdict::Unprovable(format!("the value cannot be bound as `self` of `{}`", rule.rule));
         };
         let (root, wrap) = (&self.root, self.wrap.as_ref());
-        let outcome = guarded(|| {
-            let mut scope = root.new_inner_scope();
-            scope.add_variable_from_value("self", bound.clone());
-            if rule.optional_old_self {
-                // oldSelf is optional: present, and equal to self.
-                let mut inner = root.new_inner_scope();
-                inner.add_variable_from_value("__self", bound.clone());
-                match wrap.map(|p| p.execute(&inner)) {
-                    Some(Ok(v)) => scope.add_variable_from_value("oldSelf", v),
-                    _ => {
-                        return Err(ExecutionError::FunctionError {
-                            function: "optional.of".into(),
-                            message: "optional values are not supported".into(),
-                        })
+        bounds::begin_call();
+        let outcome = bounds::on_deep_stack(|| {
+            guarded(|| {
+                let mut scope = root.new_inner_scope();
+                scope.add_variable_from_value("self", bound.clone());
+                if rule.optional_old_self {
+                    // oldSelf is optional: present, and equal to self.
+                    let mut inner = root.new_inner_scope();
+                    inner.add_variable_from_value("__self", bound.clone());
+                    match wrap.map(|p| p.execute(&inner)) {
+                        Some(Ok(v)) => scope.add_variable_from_value("oldSelf", v),
+                        _ => {
+                            return Err(ExecutionError::FunctionError {
+                                function: "optional.of".into(),
+                                message: "optional values are not supported".into(),
+                            })
+                        }
                     }
+                } else {
+                    scope.add_variable_from_value("oldSelf", bound.clone());
                 }
-            } else {
-                scope.add_variable_from_value("oldSelf", bound.clone());
-            }
-            program.execute(&scope)
+                Cel::resolve(&program, &scope)
+            })
         });
+        if let Some(why) = bounds::exceeded() {
+            return Verdict::Unprovable(format!("evaluating `{}` was stopped: {why}", rule.rule));
+        }
         match outcome {
             None => {
                 Verdict::Unprovable(format!("evaluating `{}` failed inside the CEL evaluator", rule.rule))
@@ -172,6 +199,24 @@ impl Evaluator {
             Some(Err(e)) => Verdict::Unprovable(format!("`{}` cannot be evaluated here: {e}", rule.rule)),
         }
     }
+}
+
+/// Parse a rule within the apiserver's limits and meter it (see [`bounds`]).
+fn compile(env: &Env, text: &str) -> Result<IdedExpr, String> {
+    if let Some(why) = bounds::refuse_source(text) {
+        return Err(why);
+    }
+    let parser = env.parser().max_recursion_depth(bounds::MAX_NESTING as u16);
+    let parsed = bounds::on_deep_stack(|| guarded(|| parser.parse(text).map_err(|e| e.to_string())))
+        .unwrap_or_else(|| Err("the CEL parser failed on it".into()))?;
+    let depth = bounds::nesting(&parsed);
+    if depth > bounds::MAX_NESTING {
+        return Err(format!(
+            "it nests {depth} expressions deep, past the {} covenant evaluates",
+            bounds::MAX_NESTING
+        ));
+    }
+    Ok(bounds::meter(parsed))
 }
 
 /// Run `f`, turning a panic inside the CEL library into `None`: a rule from a CRD is input,
@@ -378,29 +423,7 @@ fn kubernetes_library(cx: &mut Context<'static, 'static>) {
             }),
         );
     }
-    // Regex.
-    add(
-        "find",
-        cx.add_function(
-            "find",
-            |This(s): This<Arc<String>>, re: Arc<String>| -> Result<Cel, ExecutionError> {
-                let r = Regex::new(&re).map_err(|e| fail("find", e.to_string()))?;
-                Ok(Cel::String(Arc::new(r.find(&s).map(|m| m.as_str().to_string()).unwrap_or_default())))
-            },
-        ),
-    );
-    add(
-        "findAll",
-        cx.add_function(
-            "findAll",
-            |This(s): This<Arc<String>>, re: Arc<String>| -> Result<Cel, ExecutionError> {
-                let r = Regex::new(&re).map_err(|e| fail("findAll", e.to_string()))?;
-                let all: Vec<Cel> =
-                    r.find_iter(&s).map(|m| Cel::String(Arc::new(m.as_str().to_string()))).collect();
-                Ok(Cel::List(Arc::new(all)))
-            },
-        ),
-    );
+    // Regex: `find` and `findAll` are priced, with their patterns compiled once (bounds).
     // Quantity.
     add(
         "isQuantity",
@@ -552,6 +575,115 @@ mod tests {
             ev.rule(&with_message, &obj),
             Verdict::Fail("replicas must exceed 5 (rule `self.replicas > 5`)".into())
         );
+    }
+
+    /// Run `f` on a thread with the blocking pool's 2 MiB stack, and fail if it is not done
+    /// within `seconds` (unbounded, it would run for minutes or abort the process).
+    fn bounded<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let _ = tx.send(f());
+            })
+            .unwrap();
+        rx.recv_timeout(std::time::Duration::from_secs(seconds)).expect("the evaluation was not bounded")
+    }
+
+    fn unprovable_for(text: &str, value: Value, because: &str) {
+        let text = text.to_string();
+        let got = bounded(60, move || {
+            let mut ev = Evaluator::new();
+            ev.begin_object();
+            ev.rule(&rule(&text), &value)
+        });
+        match got {
+            Verdict::Unprovable(why) => assert!(why.contains(because), "{why}"),
+            other => panic!("expected cannot prove ({because}), got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_evaluation_past_the_apiservers_cost_limit_is_stopped_and_cannot_prove() {
+        let items: Vec<Value> = (0..10_000).map(|i| json!(format!("item-{i}"))).collect();
+        let obj = json!({"items": items});
+        // Quadratic comprehensions over a list a tenant filled.
+        unprovable_for("self.items.all(a, self.items.all(b, a == b || a != b))", obj.clone(), "units");
+        unprovable_for("self.items.all(a, self.items.exists_one(b, a == b))", obj.clone(), "units");
+        let three: Vec<Value> = (0..3_000).map(|i| json!(i)).collect();
+        unprovable_for(
+            "self.items.map(a, self.items.map(b, b)).size() > 0",
+            json!({"items": three}),
+            "units",
+        );
+        // A string that multiplies at each nesting is refused before it is made.
+        let s = "a".repeat(300);
+        unprovable_for(
+            "self.s.replace('a', self.s.replace('a', self.s.replace('a', self.s))) != ''",
+            json!({"s": s}),
+            "replace would make a string",
+        );
+        unprovable_for(
+            "self.s.replace('', self.s, -1).replace('', self.s).size() > 0",
+            json!({"s": "a".repeat(3000)}),
+            "string",
+        );
+        // Too long or too deep to parse within the limits: no stack overflow.
+        let sum = vec!["1"; 3_000].join(" + ");
+        unprovable_for(&format!("{sum} > 0"), json!({}), "operators");
+        let chained = format!("'a'{} == 'a'", ".lowerAscii()".repeat(1_000));
+        unprovable_for(&chained, json!({}), "operators");
+        let long = format!("self.s == '{}'", "x".repeat(100_001));
+        unprovable_for(&long, json!({"s": ""}), "code points");
+        // A heavy pattern over every item: compiled once, linear, and within budget.
+        let got = bounded(60, move || {
+            let mut ev = Evaluator::new();
+            ev.begin_object();
+            ev.rule(&rule("self.items.all(i, i.matches('^item-[0-9]+$') && i.find('[0-9]+') != '')"), &obj)
+        });
+        assert_eq!(got, Verdict::Pass);
+    }
+
+    #[test]
+    fn rules_within_the_limits_evaluate_as_before_on_the_pools_stack() {
+        // As deep as the limit allows, on a 2 MiB stack.
+        let sum = vec!["1"; 200].join(" + ");
+        let text = format!("{sum} == 200");
+        assert_eq!(bounded(60, move || Evaluator::new().rule(&rule(&text), &json!({}))), Verdict::Pass);
+        let nested = format!("{}1{} == 1", "(".repeat(120), ")".repeat(120));
+        assert_eq!(bounded(60, move || Evaluator::new().rule(&rule(&nested), &json!({}))), Verdict::Pass);
+        let mut ev = Evaluator::new();
+        let obj = json!({"items": ["a", "b", "a"], "s": "a-b"});
+        for (text, expected) in [
+            ("self.items.distinct() == ['a', 'b']", true),
+            ("self.items.map(i, i + 'x').filter(i, i == 'ax').size() == 2", true),
+            ("self.s.replace('-', '') == 'ab'", true),
+            ("self.s.replace('a', 'z', 0) == 'a-b'", true),
+            ("matches(self.s, '^a')", true),
+            ("self.s.findAll('[a-z]') == ['a', 'b']", true),
+            ("self.items.exists(i, i == 'c') || true", true),
+            ("self.items.sortBy(i, i) == ['a', 'a', 'b']", true),
+        ] {
+            let got = ev.rule(&rule(text), &obj);
+            let want = if expected { Verdict::Pass } else { Verdict::Fail(format!("failed rule `{text}`")) };
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_raised_stop_flag_ends_an_evaluation_at_its_next_look() {
+        let items: Vec<Value> = (0..10_000).map(|i| json!(i)).collect();
+        let obj = json!({"items": items});
+        let stop = Arc::new(AtomicBool::new(true));
+        let got = bounded(60, move || {
+            let mut ev = Evaluator::with_stop(Some(stop));
+            ev.begin_object();
+            ev.rule(&rule("self.items.all(a, self.items.all(b, a == b || a != b))"), &obj)
+        });
+        match got {
+            Verdict::Unprovable(why) => assert!(why.contains("deadline"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -203,7 +203,8 @@ pub fn validate_evaluating(
     required: Required,
     ev: &mut Evaluator,
 ) -> Outcome {
-    walk(schema, value, at, Options::required(required), Some(ev))
+    ev.begin_object();
+    super::evaluate::bounds::on_deep_stack(|| walk(schema, value, at, Options::required(required), Some(ev)))
 }
 
 fn walk(
