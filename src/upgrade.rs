@@ -120,6 +120,15 @@ pub fn plan(
                 continue;
             }
         };
+        // A target this construct does not publish is no plan, whatever the pin resolves to
+        // now: said, naming what is published, never "nothing to move".
+        if let Some(t) = to.filter(|t| !published.iter().any(|p| p.version.as_ref() == Some(*t))) {
+            out.push(Err(format!(
+                "{pointer}: {construct_kind} {name} is not published at {t}; published: {}",
+                crate::versioning::published_list(&published)
+            )));
+            continue;
+        }
         let Some(from) = current.version.clone() else { continue };
         let target = match to {
             Some(t) => t.clone(),

@@ -1160,3 +1160,203 @@ fn a_consumer_judged_on_the_spot_gets_the_verdict_it_would_get_anywhere() {
         assert_eq!(format!("{:?}", engine.evaluate(&review.subject, &waiting)), format!("{anywhere:?}"));
     }
 }
+
+/// A published construct of `kind` named `logical` at 1.0.0 whose spec is `spec`.
+fn construct_at(kind: &str, logical: &str, spec: Value) -> Value {
+    json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": kind,
+        "metadata": {"name": format!("{logical}-v1"), "namespace": "shop",
+                     "labels": {"openchoreo.dev/name": logical, "openchoreo.dev/version": "1.0.0"},
+                     "annotations": {"openchoreo.dev/version": "1.0.0"}},
+        "spec": spec})
+}
+
+/// A consumer's parameters are held to every keyword the resolved version states, as the
+/// apiserver applies them: `pattern` (the bucket name that passed with exit 0), `uniqueItems`,
+/// `multipleOf`, `minProperties`, an `enum` of objects, `not`, a known `format` and CEL rules
+/// (evaluated, within the evaluation bounds); a keyword covenant cannot apply (an unknown
+/// format, a CEL function it lacks) is a warning that names it, never silence.
+#[test]
+fn consumer_values_are_held_to_every_keyword_of_the_resolved_version() {
+    let parameters = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "bucket": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{2,62}$"},
+        "zones": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+        "replicas": {"type": "integer", "multipleOf": 2},
+        "labels": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"}},
+        "tier": {"type": "object", "enum": [{"name": "small"}, {"name": "large"}]},
+        "region": {"type": "string", "not": {"enum": ["eu-legacy"]}},
+        "owner": {"type": "string", "format": "email"},
+        "isbn": {"type": "string", "format": "isbn"},
+        "window": {"type": "object", "properties": {"from": {"type": "integer"}, "to": {"type": "integer"}},
+                   "x-kubernetes-validations": [{"rule": "self.from < self.to", "message": "from must precede to"}]},
+        "host": {"type": "string", "x-kubernetes-validations": [{"rule": "format.dns1123Label().validate(self).hasValue() == false"}]}
+    }}});
+    let ct = construct_at(
+        "ComponentType",
+        "bucketed",
+        json!({"workloadType": "deployment", "parameters": parameters}),
+    );
+    let cluster = OfflineCluster::from_objects([ct]);
+    let consumer = |parameters: Value| {
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
+            "metadata": {"name": "media", "namespace": "shop"},
+            "spec": {"owner": {"projectName": "shop"},
+                     "componentType": {"kind": "ComponentType", "name": "deployment/bucketed", "version": "1"},
+                     "parameters": parameters}})
+    };
+    let good = judge(
+        &consumer(
+            json!({"bucket": "media-assets", "zones": ["a", "b"], "replicas": 4, "labels": {"team": "x"},
+            "tier": {"name": "small"}, "region": "eu-west", "owner": "ops@example.com",
+            "window": {"from": 1, "to": 2}}),
+        ),
+        &cluster,
+    );
+    assert_eq!(good, [], "a consumer that meets every keyword");
+    let bad = judge(
+        &consumer(json!({"bucket": "Media_Assets", "zones": ["a", "a"], "replicas": 3, "labels": {},
+            "tier": {"name": "huge"}, "region": "eu-legacy", "owner": "ops", "isbn": "x",
+            "window": {"from": 3, "to": 2}, "host": "web"})),
+        &cluster,
+    );
+    let denied = |pointer: &str, says: &str| {
+        assert!(
+            bad.iter().any(|f| f.0 == "CVN-107" && f.1 == pointer && f.3 == "deny" && f.2.contains(says)),
+            "no denial at {pointer} saying {says:?}: {bad:#?}"
+        );
+    };
+    denied("/spec/parameters/bucket", "^[a-z0-9][a-z0-9-]{2,62}$");
+    denied("/spec/parameters/zones", "uniqueItems");
+    denied("/spec/parameters/replicas", "multiple of 2");
+    denied("/spec/parameters/labels", "at least 1 properties");
+    denied("/spec/parameters/tier", "expected one of");
+    denied("/spec/parameters/region", "not");
+    denied("/spec/parameters/owner", "email");
+    denied("/spec/parameters/window", "from must precede to");
+    let warned = |pointer: &str, says: &str| {
+        assert!(
+            bad.iter().any(|f| f.0 == "CVN-107" && f.1 == pointer && f.3 == "warn" && f.2.contains(says)),
+            "no warning at {pointer} saying {says:?}: {bad:#?}"
+        );
+    };
+    warned("/spec/parameters", "format \"isbn\" is not one covenant checks");
+    warned("/spec/parameters", "format.dns1123Label");
+}
+
+/// A construct version whose parameters section is empty (`properties: {}`) or absent
+/// declares no parameters: a consumer that sets one is refused, for every construct kind a
+/// consumer pins, naming the key; `upgrade` to such a version says it would not apply.
+#[test]
+fn a_version_that_declares_no_parameters_refuses_the_ones_a_consumer_sets() {
+    let empty = json!({"openAPIV3Schema": {"type": "object", "properties": {}}});
+    for (kind, consumer_kind, reference, parameters_at) in [
+        ("ComponentType", "Component", "componentType", "/spec/parameters"),
+        ("Trait", "Component", "traits", "/spec/traits/0/parameters"),
+        ("ClusterWorkflow", "Component", "workflow", "/spec/workflow/parameters"),
+        ("ClusterProjectType", "Project", "type", "/spec/parameters"),
+        ("ResourceType", "Resource", "type", "/spec/parameters"),
+    ] {
+        for (section, spelled) in [(Some(empty.clone()), "properties: {}"), (None, "absent")] {
+            let mut spec = json!({"workloadType": "deployment"});
+            if let Some(s) = &section {
+                spec["parameters"] = s.clone();
+            }
+            let cluster = OfflineCluster::from_objects([construct_at(kind, "plain", spec)]);
+            let r = json!({"kind": kind, "name": "deployment/plain", "version": "1"});
+            let values = json!({"replicaz": 3});
+            let mut doc = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": consumer_kind,
+                "metadata": {"name": "web", "namespace": "shop"}, "spec": {"owner": {"projectName": "shop"}}});
+            match reference {
+                "traits" => {
+                    doc["spec"]["traits"] = json!([{"name": "plain", "kind": kind, "version": "1", "instanceName": "p", "parameters": values}])
+                }
+                "workflow" => {
+                    let mut w = r.clone();
+                    w["parameters"] = values;
+                    doc["spec"]["workflow"] = w;
+                }
+                _ => {
+                    doc["spec"][reference] = r.clone();
+                    doc["spec"]["parameters"] = values;
+                }
+            }
+            let found = judge(&doc, &cluster);
+            let pointer = format!("{parameters_at}/replicaz");
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.0 == "CVN-107" && f.1 == pointer && f.3 == "deny" && f.2.contains("replicaz")),
+                "{kind} with parameters {spelled}: {found:#?}"
+            );
+        }
+    }
+}
+
+/// `covenant upgrade` judges the move with every keyword of the target (a `pattern` added in
+/// 2.0.0, a 3.0.0 that declares no parameters): both "would NOT apply", with the finding at the
+/// parameter; the admin API answers the same. A `--to` the construct does not publish is no
+/// plan: exit 2 naming what is published, never "1 upgrade(s) planned" with exit 0, unless
+/// the user asks to skip what cannot be planned.
+#[tokio::test]
+async fn upgrade_never_reports_success_for_a_plan_it_could_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let context = dir.path().join("context");
+    std::fs::create_dir(&context).unwrap();
+    let at = |version: &str, parameters: Value| {
+        let major = &version[..1];
+        json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "ClusterComponentType",
+            "metadata": {"name": format!("bucketed-v{major}"),
+                         "labels": {"openchoreo.dev/name": "bucketed", "openchoreo.dev/version": version},
+                         "annotations": {"openchoreo.dev/version": version}},
+            "spec": {"workloadType": "deployment", "parameters": {"openAPIV3Schema": parameters}}})
+    };
+    let constructs = [
+        at("1.0.0", json!({"type": "object", "properties": {"bucket": {"type": "string"}}})),
+        at(
+            "2.0.0",
+            json!({"type": "object", "properties": {"bucket": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{2,62}$"}}}),
+        ),
+        at("3.0.0", json!({"type": "object", "properties": {}})),
+    ];
+    for (i, c) in constructs.iter().enumerate() {
+        std::fs::write(context.join(format!("c{i}.json")), c.to_string()).unwrap();
+    }
+    let manifest = "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata:\n  name: media\n  namespace: shop\nspec:\n  owner: {projectName: shop}\n  componentType:\n    kind: ClusterComponentType\n    name: deployment/bucketed\n    version: \"1\"\n  parameters:\n    bucket: Media_Assets\n";
+    let file = dir.path().join("media.yaml");
+    std::fs::write(&file, manifest).unwrap();
+    for to in ["2.0.0", "3.0.0"] {
+        let (out, _) = upgrade(&context, &file, &["--to", to, "--output", "json"], 0);
+        let plans: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(plans[0]["applies"], false, "{to}: {plans}");
+        assert_eq!(plans[0]["findings"][0]["pointer"], "/spec/parameters/bucket", "{to}: {plans}");
+        let (text, _) = upgrade(&context, &file, &["--to", to], 0);
+        assert!(text.contains("would NOT apply") && text.contains("1 upgrade(s) planned"), "{text}");
+    }
+    let (text, stderr) = upgrade(&context, &file, &["--to", "9.9.9"], 2);
+    assert!(
+        text.contains(
+            "not published at 9.9.9; published: bucketed-v3=3.0.0, bucketed-v2=2.0.0, bucketed-v1=1.0.0"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("0 upgrade(s) planned") && stderr.contains("cannot be planned"), "{text}{stderr}");
+    let (text, _) = upgrade(&context, &file, &["--to", "9.9.9", "--skip-unplannable"], 0);
+    assert!(text.contains("1 reference(s) cannot be planned"), "{text}");
+
+    let mut objects: Vec<Value> = constructs.to_vec();
+    objects.extend(covenant::source::parse_stream(manifest).0.into_iter().map(|d| d.value));
+    let cluster: std::sync::Arc<dyn ClusterView> = std::sync::Arc::new(OfflineCluster::from_objects(objects));
+    let server =
+        common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
+    let got: Value = reqwest::get(format!(
+        "http://{}/api/v0/upgrade?kind=Component&namespace=shop&name=media",
+        server.admin
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(got[0]["to"], "3.0.0", "{got}");
+    assert_eq!(got[0]["applies"], false, "{got}");
+    assert_eq!(got[0]["findings"][0]["pointer"], "/spec/parameters/bucket", "{got}");
+}

@@ -48,6 +48,11 @@ pub struct UpgradeArgs {
     /// Output: text, JSON, or one pull-request body per consumer.
     #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
     pub output: DiffOutput,
+    /// Plan the consumers that can be planned and exit 0 when others cannot (a pin that
+    /// resolves to nothing, a target their construct does not publish); without it, any
+    /// consumer that cannot be planned makes the run exit 2.
+    #[arg(long)]
+    pub skip_unplannable: bool,
 }
 
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
@@ -135,7 +140,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let (mut text, mut markdown, mut json) = (String::new(), String::new(), Vec::new());
-    let mut wrote = 0;
+    let (mut wrote, mut planned, mut unplannable) = (0, 0, 0);
     // Every document first: a Component's ReleaseBindings may sit in another file, so a file
     // that cannot be read leaves every plan unsure, and nothing is planned.
     let mut files = Vec::new();
@@ -200,11 +205,13 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                 let plan = match plan {
                     Ok(p) => p,
                     Err(why) => {
+                        unplannable += 1;
                         let _ = writeln!(text, "{name}: {who}: cannot plan: {why}");
                         json.push(serde_json::json!({"file": name, "consumer": who, "error": why}));
                         continue;
                     }
                 };
+                planned += 1;
                 let pin =
                     if plan.pin.is_empty() { "(floating)".to_string() } else { format!("\"{}\"", plan.pin) };
                 let _ = writeln!(
@@ -276,7 +283,10 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     match args.output {
         DiffOutput::Text => {
             print!("{text}");
-            println!("{} upgrade(s) planned", json.len());
+            println!("{planned} upgrade(s) planned");
+            if unplannable > 0 {
+                println!("{unplannable} reference(s) cannot be planned");
+            }
             // Nothing to plan because nothing consumes: said, so a wrong path is not read as
             // "every consumer is current".
             if consumers == 0 {
@@ -292,6 +302,12 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         }
         DiffOutput::Json => println!("{:#}", serde_json::Value::Array(json)),
         DiffOutput::Markdown => print!("{markdown}"),
+    }
+    if unplannable > 0 && !args.skip_unplannable {
+        eprintln!(
+            "error: {unplannable} reference(s) cannot be planned (each is said above); --skip-unplannable plans the rest and exits 0"
+        );
+        return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -25,7 +25,9 @@ use super::{Claim, Context, Family};
 use crate::pointer::At;
 use crate::pointer::{escape, Location};
 use crate::rules::Action;
-use crate::schema::validate::{validate, Problem, Required};
+use crate::schema::evaluate::Evaluator;
+use crate::schema::validate::{validate_evaluating, Problem, Required};
+use crate::schema::{Additional, Schema};
 use crate::subject::{Operation, Subject};
 use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
 
@@ -352,7 +354,8 @@ fn pin(
                 unchecked(params_at, "parameters", consumer, &what, &why, cx);
                 None
             }
-            (schema, _) => schema.ok().flatten(),
+            (Err(_), None) => None,
+            (Ok(schema), _) => Some(declared(schema)),
         };
         if let (Some(schema), Some(values)) = (schema, values) {
             let how = match r.pin.as_str() {
@@ -431,6 +434,29 @@ fn window(r: &Reference, resolved: &Published, list: &[Published], cx: &mut Cont
     cx.report("CVN-411", format!("{}/version", r.pointer), args);
 }
 
+/// What a construct's section declares, as a consumer is held to it: a section that is
+/// absent, or an object that declares no properties (`properties: {}`), declares **no**
+/// values, so a consumer that sets one is refused like any other undeclared key. Only an
+/// object that says it is open (`x-kubernetes-preserve-unknown-fields`,
+/// `additionalProperties`) takes what it does not declare.
+fn declared(section: Option<Arc<Schema>>) -> Arc<Schema> {
+    match section {
+        None => Arc::new(Schema::object([])),
+        Some(s) if s.properties.is_empty() && s.additional == Additional::Unstated => {
+            let mut closed = Schema::clone(&s);
+            closed.additional = Additional::Closed;
+            Arc::new(closed)
+        }
+        Some(s) => s,
+    }
+}
+
+thread_local! {
+    /// The evaluator of consumers' values (patterns, formats, list types, CEL rules), one per
+    /// thread: what it compiles is kept across reviews, as the schemas are.
+    static EVALUATOR: std::cell::RefCell<Option<Evaluator>> = const { std::cell::RefCell::new(None) };
+}
+
 /// How the version judged came to be chosen: the version, and the words that say how (`the
 /// pin "2.0" resolves to 2.0.0`, `the release froze 1.0.0`).
 type Chosen = Option<(semver::Version, String)>;
@@ -454,7 +480,20 @@ fn judge_values(
     cx: &mut Context<'_>,
 ) {
     let at = Location::new(pointer, field);
-    for v in validate(schema, values, &at, Required::Everywhere).violations {
+    // Every keyword the schema states is applied, as the apiserver applies it: what covenant
+    // cannot apply is said (a warning naming it), never passed in silence.
+    let (outcome, unprovable) = EVALUATOR.with_borrow_mut(|slot| {
+        let ev = slot.get_or_insert_with(Evaluator::new);
+        ev.forget_when_large();
+        ev.set_stop(cx.stop.flag());
+        ev.unprovable.clear();
+        let outcome = validate_evaluating(schema, values, &at, Required::Everywhere, ev);
+        (outcome, std::mem::take(&mut ev.unprovable))
+    });
+    for why in unprovable {
+        unchecked_keyword(pointer, field, consumer, construct, &why, cx);
+    }
+    for v in outcome.violations {
         let mut reason = v.message();
         if let Problem::Undeclared { key, .. } = &v.problem {
             let mut declared_by: Vec<semver::Version> = candidates
@@ -507,6 +546,25 @@ fn unchecked(pointer: &str, field: &str, consumer: &str, construct: &str, why: &
     cx.report_change("CVN-107", pointer, args, None, Some(crate::rules::Action::Warn));
 }
 
+/// CVN-107, at most a warning: a keyword of the schema covenant cannot apply to these values
+/// (a CEL function it lacks, a rule past the evaluation bounds, a format it does not know).
+fn unchecked_keyword(
+    pointer: &str,
+    field: &str,
+    consumer: &str,
+    construct: &str,
+    why: &str,
+    cx: &mut Context<'_>,
+) {
+    let args = vec![
+        ("field", field.to_string()),
+        ("consumer", consumer.to_string()),
+        ("construct", construct.to_string()),
+        ("reason", format!("not fully checked: {why}")),
+    ];
+    cx.report_change("CVN-107", pointer, args, None, Some(crate::rules::Action::Warn));
+}
+
 /// A ReleaseBinding's environment configs against the schemas its release froze.
 fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
     let Some(release_name) = doc.at("/spec/releaseName").and_then(Value::as_str) else { return };
@@ -532,10 +590,9 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let field = "componentTypeEnvironmentConfigs";
         match schemas.read(release, "/spec/componentType/spec", "environmentConfigs") {
             Err(why) => unchecked(&format!("/spec/{field}"), field, consumer, &what, &why, cx),
-            Ok(None) => {}
-            Ok(Some(schema)) => {
+            Ok(schema) => {
                 judge_values(
-                    &schema,
+                    &declared(schema),
                     values,
                     "/spec/componentTypeEnvironmentConfigs",
                     "componentTypeEnvironmentConfigs",
@@ -594,8 +651,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let pointer = format!("/spec/traitEnvironmentConfigs/{}", escape(instance));
         let field = format!("traitEnvironmentConfigs.{instance}");
         let schema = match schemas.read(release, &format!("/spec/traits/{at}/spec"), "environmentConfigs") {
-            Ok(Some(schema)) => schema,
-            Ok(None) => continue,
+            Ok(schema) => declared(schema),
             Err(why) => {
                 unchecked(&pointer, &field, consumer, &what, &why, cx);
                 continue;

@@ -578,6 +578,8 @@ pub fn property_problem(
         Problem::Pattern { .. }
         | Problem::Format { .. }
         | Problem::Rule { .. }
+        | Problem::Not { .. }
+        | Problem::Duplicate { .. }
         | Problem::ListType { .. } => typed(said, String::new()),
     };
     (id, pointer, args)

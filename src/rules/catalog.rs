@@ -1381,6 +1381,10 @@ const DOC_107: &str = "\
 
 A consumer's `parameters` (a Component's, each trait instance's, a workflow's, a Project's or Resource's) validate strictly against the parameters schema of the construct version its pin resolves to; a ReleaseBinding's `componentTypeEnvironmentConfigs` and `traitEnvironmentConfigs[<instance>]` against the environmentConfigs schemas its release froze. An undeclared key is refused, and when another published version declared it, the message names it: the field a later major removed.
 
+Every keyword of the schema is applied, as the apiserver applies it: types, `enum` (objects included), bounds (`minimum`, `maximum`, `multipleOf`, lengths, item and property counts), `required`, `pattern` (RE2), `format`, `uniqueItems`, `not`, `allOf`/`anyOf`/`oneOf`, `x-kubernetes-list-type`, and `x-kubernetes-validations` CEL rules (evaluated within the bounds CVN-215 states). A keyword covenant cannot apply — a CEL function its evaluator lacks, a rule past the evaluation bounds, a `format` it does not know (the OpenAPI number formats and `password`, which the apiserver does not validate either, say nothing) — is a warning that names it, never a silent pass.
+
+A version whose section is absent, or an object that declares no properties (`properties: {}`), declares **no** values: a consumer that sets one is refused like any other undeclared key. Only a section that says it is open (`x-kubernetes-preserve-unknown-fields`, `additionalProperties`) takes keys it does not declare.
+
 ## Why it matters
 
 OpenChoreo accepts a binding field the frozen schema does not declare and ignores it: in the platform's VERSIONING.md, otel-instrumentation 2.0.0 removed collectorEndpoint, and a binding setting it rendered nothing and said nothing.

@@ -52,6 +52,9 @@ pub enum Verdict {
     Unprovable(String),
 }
 
+/// How many compiled rules or patterns a long-lived evaluator keeps.
+const CACHED: usize = 1024;
+
 /// Compiled rules, patterns and formats for one walk over many values.
 pub struct Evaluator {
     /// What could not be evaluated during the walks so far (each reason once).
@@ -111,6 +114,21 @@ impl Evaluator {
     /// An evaluator that stops at its next look once `stop` is raised.
     pub fn with_stop(stop: Option<Arc<AtomicBool>>) -> Evaluator {
         Evaluator { stop, ..Evaluator::new() }
+    }
+
+    /// Look at `stop` from now on.
+    pub fn set_stop(&mut self, stop: Option<Arc<AtomicBool>>) {
+        self.stop = stop;
+    }
+
+    /// Forget what was compiled once it is more than a long-lived evaluator should hold.
+    pub fn forget_when_large(&mut self) {
+        if self.programs.len() > CACHED {
+            self.programs.clear();
+        }
+        if self.patterns.len() > CACHED {
+            self.patterns.clear();
+        }
     }
 
     /// Start one object: the rules evaluated until the next call share the per-object budget.
