@@ -491,7 +491,8 @@ fn judge_values(
         (outcome, std::mem::take(&mut ev.unprovable))
     });
     for why in unprovable {
-        unchecked_keyword(pointer, field, consumer, construct, &why, cx);
+        let why = format!("not fully checked: {why}");
+        warn_unchecked(pointer, field, consumer, construct, why, cx);
     }
     for v in outcome.violations {
         let mut reason = v.message();
@@ -537,30 +538,25 @@ fn judge_values(
 /// schema they answer to. Said, never passed silently; not a denial, since the consumer did
 /// nothing wrong.
 fn unchecked(pointer: &str, field: &str, consumer: &str, construct: &str, why: &str, cx: &mut Context<'_>) {
-    let args = vec![
-        ("field", field.to_string()),
-        ("consumer", consumer.to_string()),
-        ("construct", construct.to_string()),
-        ("reason", format!("not checked: covenant cannot read the schema these values answer to: {why}")),
-    ];
-    cx.report_change("CVN-107", pointer, args, None, Some(crate::rules::Action::Warn));
+    let why = format!("not checked: covenant cannot read the schema these values answer to: {why}");
+    warn_unchecked(pointer, field, consumer, construct, why, cx);
 }
 
-/// CVN-107, at most a warning: a keyword of the schema covenant cannot apply to these values
-/// (a CEL function it lacks, a rule past the evaluation bounds, a format it does not know).
-fn unchecked_keyword(
+/// CVN-107 as a warning: values, or a keyword of their schema, covenant cannot check (a CEL
+/// function its evaluator lacks, a rule past the evaluation bounds, a format it does not know).
+fn warn_unchecked(
     pointer: &str,
     field: &str,
     consumer: &str,
     construct: &str,
-    why: &str,
+    reason: String,
     cx: &mut Context<'_>,
 ) {
     let args = vec![
         ("field", field.to_string()),
         ("consumer", consumer.to_string()),
         ("construct", construct.to_string()),
-        ("reason", format!("not fully checked: {why}")),
+        ("reason", reason),
     ];
     cx.report_change("CVN-107", pointer, args, None, Some(crate::rules::Action::Warn));
 }

@@ -460,18 +460,7 @@ impl<'o, 'v> Walker<'o, 'v> {
                     if let Some(known) = self.branches.get(&key(m, value)) {
                         return *known;
                     }
-                    let mut scratch = Vec::new();
-                    let mut trial = Walker {
-                        options: self.options,
-                        out: &mut scratch,
-                        base: self.base,
-                        steps: self.steps.clone(),
-                        ev: self.ev.as_deref_mut(),
-                        branches: &mut *self.branches,
-                        walked: FxHashSet::default(),
-                    };
-                    trial.walk(m, value, depth, in_list);
-                    let accepts = scratch.is_empty();
+                    let accepts = self.accepts(m, value, depth, in_list);
                     self.branches.insert(key(m, value), accepts);
                     accepts
                 })
@@ -535,6 +524,22 @@ impl<'o, 'v> Walker<'o, 'v> {
 }
 
 impl Walker<'_, '_> {
+    /// Whether `schema` accepts `value`: a trial walk whose problems are not kept.
+    fn accepts(&mut self, schema: &Schema, value: &Value, depth: usize, in_list: bool) -> bool {
+        let mut scratch = Vec::new();
+        let mut trial = Walker {
+            options: self.options,
+            out: &mut scratch,
+            base: self.base,
+            steps: self.steps.clone(),
+            ev: self.ev.as_deref_mut(),
+            branches: &mut *self.branches,
+            walked: FxHashSet::default(),
+        };
+        trial.walk(schema, value, depth, in_list);
+        scratch.is_empty()
+    }
+
     /// What only the apiserver's own validation checks: pattern, format, list type, CEL;
     /// and `uniqueItems` and `not`, which the plain walk leaves to it.
     fn evaluate(&mut self, schema: &Schema, value: &Value, in_list: bool) {
@@ -544,18 +549,7 @@ impl Walker<'_, '_> {
         let mut problems = Vec::new();
         let mut unprovable = Vec::new();
         if let Some(not) = &schema.not {
-            let mut scratch = Vec::new();
-            let mut trial = Walker {
-                options: self.options,
-                out: &mut scratch,
-                base: self.base,
-                steps: self.steps.clone(),
-                ev: self.ev.as_deref_mut(),
-                branches: &mut *self.branches,
-                walked: FxHashSet::default(),
-            };
-            trial.walk(not, value, 0, in_list);
-            if scratch.is_empty() {
+            if self.accepts(not, value, 0, in_list) {
                 problems.push(Problem::Not { found: found(value) });
             }
         }
