@@ -7,7 +7,8 @@
 //! - On the definition: every field a template uses is limited — `maxLength`, a string enum,
 //!   or a CEL rule `size(self) <= N` / `self.size() <= N` on the field, or
 //!   `size(self.<path>) <= N` on an ancestor (metadata.name is limited by a rule at the
-//!   root) — so the longest derived name fits in 63 characters, and every limit states its
+//!   root), or a rule bounding a sum (`size(self.app) + size(self.env) <= 58`), which bounds
+//!   its fields together — so the longest derived name fits in 63 characters, and every limit states its
 //!   reason (the field's `description` for `maxLength`, the rule's `message` for CEL).
 //! - On a composite: the names its values derive are at most 63 characters.
 //!
@@ -112,26 +113,69 @@ struct Limit {
     reason: String,
 }
 
-/// `size(self.a.b) <= N`, `self.a.b.size() < N`: the path below `self` and the bound.
-fn size_rule(rule: &str) -> Vec<(Vec<String>, usize)> {
-    static RE: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(re) = RE
-        .get_or_init(|| {
-            Regex::new(r"^\s*(?:size\(\s*self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)|self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.size\(\))\s*(<=|<)\s*(\d+)\s*$").ok()
+/// The size bounds a CEL rule states, each with the paths below `self` whose sizes it bounds
+/// together: `size(self.a.b) <= N` and `self.a.b.size() < N` bound one field;
+/// `size(self.app) + size(self.env) <= 58` bounds the sum of two (the spelling Airframe's
+/// ApplicationEnvironment uses for its `app-<app>-<env>` namespace), as do the same written
+/// `N >= …`, in parentheses, or as one conjunct of several joined by `&&`.
+fn size_rule(rule: &str) -> Vec<(Vec<Vec<String>>, usize)> {
+    static TERM: OnceLock<Option<Regex>> = OnceLock::new();
+    static BOUND: OnceLock<Option<Regex>> = OnceLock::new();
+    let (Some(term), Some(bound)) = (
+        TERM.get_or_init(|| {
+            Regex::new(r"^\s*(?:size\(\s*self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\)|self((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.size\(\))\s*$").ok()
         })
-        .as_ref()
-    else {
+        .as_ref(),
+        BOUND.get_or_init(|| Regex::new(r"^([^<>=]*)(<=|<|>=|>)([^<>=]*)$").ok()).as_ref(),
+    ) else {
         return Vec::new();
+    };
+    let sizes = |side: &str| -> Option<Vec<Vec<String>>> {
+        unparenthesised(side)
+            .split('+')
+            .map(|t| {
+                let c = term.captures(t)?;
+                let path = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str()).unwrap_or_default();
+                Some(path.split('.').filter(|s| !s.is_empty()).map(str::to_string).collect())
+            })
+            .collect()
     };
     rule.split("&&")
         .filter_map(|conjunct| {
-            let c = re.captures(conjunct)?;
-            let path = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str()).unwrap_or_default();
-            let n: usize = c.get(4)?.as_str().parse().ok()?;
-            let n = if &c[3] == "<" { n.checked_sub(1)? } else { n };
-            Some((path.split('.').filter(|s| !s.is_empty()).map(str::to_string).collect(), n))
+            let c = bound.captures(conjunct)?;
+            let (left, op, right) = (c.get(1)?.as_str(), &c[2], c.get(3)?.as_str());
+            // `sizes <= N`, or `N >= sizes`.
+            let number = |side: &str| unparenthesised(side).parse::<usize>();
+            let (paths, n, strict) = match (sizes(left), number(right), number(left)) {
+                (Some(p), Ok(n), _) if op.starts_with('<') => (p, n, op == "<"),
+                (_, _, Ok(n)) if op.starts_with('>') => (sizes(right)?, n, op == ">"),
+                _ => return None,
+            };
+            let n = if strict { n.checked_sub(1)? } else { n };
+            Some((paths, n))
         })
         .collect()
+}
+
+/// `side` without the parentheses around all of it.
+fn unparenthesised(side: &str) -> &str {
+    let mut s = side.trim();
+    while let Some(inner) = s.strip_prefix('(').and_then(|i| i.strip_suffix(')')) {
+        // Only a pair that encloses everything: `(a) + (b)` keeps its own.
+        let mut depth = 0i32;
+        if inner.chars().any(|c| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth < 0
+        }) {
+            break;
+        }
+        s = inner.trim();
+    }
+    s
 }
 
 /// The tightest limit the schema states on the field at `path`.
@@ -147,8 +191,8 @@ fn limit(root: &Schema, path: &[String]) -> Option<Limit> {
         let Some(n) = node else { break };
         let below = &path[depth..];
         for rule in &n.validations {
-            for (p, length) in size_rule(&rule.rule) {
-                if p == below {
+            for (paths, length) in size_rule(&rule.rule) {
+                if paths.len() == 1 && paths[0] == below {
                     consider(Limit { length, reason: rule.message.clone().unwrap_or_default() });
                 }
             }
@@ -172,23 +216,93 @@ fn limit(root: &Schema, path: &[String]) -> Option<Limit> {
     best
 }
 
-/// What is wrong with one template against one version's schema, if anything.
-pub fn judge_template(template: &Template, schema: &Schema) -> Option<String> {
-    let mut length = 0usize;
-    let mut unbounded = Vec::new();
-    let mut unreasoned = Vec::new();
-    for part in &template.parts {
-        match part {
-            Part::Literal(l) => length += l.chars().count(),
-            Part::Field(path) => match limit(schema, path) {
-                Some(l) => {
-                    length = length.saturating_add(l.length);
-                    if l.reason.trim().is_empty() {
-                        unreasoned.push(path.join("."));
+/// A rule that bounds the sum of several fields' sizes: the fields (paths from the root),
+/// the bound, and its reason.
+struct SumLimit {
+    fields: Vec<Vec<String>>,
+    length: usize,
+    reason: String,
+}
+
+/// The sum bounds stated on the nodes along `paths` (a rule on `spec` bounding
+/// `size(self.app) + size(self.env)` bounds `spec.app` and `spec.env` together).
+fn sum_limits(root: &Schema, paths: &[&Vec<String>]) -> Vec<SumLimit> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&[String]> = Vec::new();
+    for path in paths {
+        let mut node = Some(root);
+        for depth in 0..=path.len() {
+            let Some(n) = node else { break };
+            let prefix = &path[..depth];
+            if !seen.contains(&prefix) {
+                seen.push(prefix);
+                for rule in &n.validations {
+                    for (below, length) in size_rule(&rule.rule).into_iter().filter(|(p, _)| p.len() > 1) {
+                        let fields = below.into_iter().map(|b| [prefix.to_vec(), b].concat()).collect();
+                        out.push(SumLimit {
+                            fields,
+                            length,
+                            reason: rule.message.clone().unwrap_or_default(),
+                        });
                     }
                 }
-                None => unbounded.push(path.join(".")),
-            },
+            }
+            if depth < path.len() {
+                node = n.properties.get(&path[depth]).map(|c| c.as_ref());
+            }
+        }
+    }
+    out.sort_by_key(|l| l.length);
+    out
+}
+
+/// What is wrong with one template against one version's schema, if anything.
+pub fn judge_template(template: &Template, schema: &Schema) -> Option<String> {
+    let fields: Vec<&Vec<String>> = template
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Field(path) => Some(path),
+            Part::Literal(_) => None,
+        })
+        .collect();
+    let mut length: usize =
+        template.parts.iter().map(|p| if let Part::Literal(l) = p { l.chars().count() } else { 0 }).sum();
+    let mut unbounded = Vec::new();
+    let mut unreasoned = Vec::new();
+    // Fields a sum bound covers, tightest bound first, each field in one group: the group
+    // reaches at most the bound times the most any of its fields repeats in the template,
+    // and no more than its fields' own limits allow.
+    let mut grouped: Vec<&Vec<String>> = Vec::new();
+    for sum in sum_limits(schema, &fields) {
+        let mut covered: Vec<&Vec<String>> =
+            fields.iter().copied().filter(|f| sum.fields.contains(f) && !grouped.contains(f)).collect();
+        covered.sort();
+        covered.dedup();
+        if covered.is_empty() {
+            continue;
+        }
+        let repeats = |f: &Vec<String>| fields.iter().filter(|x| **x == f).count();
+        let own: Option<usize> =
+            covered.iter().map(|f| limit(schema, f).map(|l| l.length.saturating_mul(repeats(f)))).sum();
+        let most = covered.iter().map(|f| repeats(f)).max().unwrap_or(1);
+        let group = sum.length.saturating_mul(most);
+        length = length.saturating_add(own.map_or(group, |o| o.min(group)));
+        if sum.reason.trim().is_empty() {
+            unreasoned.extend(covered.iter().map(|f| f.join(".")));
+        }
+        grouped.extend(covered);
+    }
+    for path in fields.iter().filter(|f| !grouped.contains(f)) {
+        match limit(schema, path) {
+            Some(l) => {
+                length = length.saturating_add(l.length);
+                if l.reason.trim().is_empty() && !unreasoned.contains(&path.join(".")) {
+                    unreasoned.push(path.join("."));
+                }
+            }
+            None if !unbounded.contains(&path.join(".")) => unbounded.push(path.join(".")),
+            None => {}
         }
     }
     let text = &template.text;
@@ -372,6 +486,47 @@ mod tests {
         let unreasoned = judge_template(&t("team-{spec.team}"), &s).unwrap();
         assert!(unreasoned.contains("states no reason"), "{unreasoned}");
         assert_eq!(judge_template(&t("owner-{spec.owner}"), &s), None);
+    }
+
+    /// Airframe's ApplicationEnvironment bounds `app-<app>-<env>` with one rule over the sum of
+    /// both fields' sizes; each spelling of that bound bounds the name, and a sum that leaves
+    /// the name over 63 is still refused.
+    #[test]
+    fn a_rule_that_bounds_a_sum_of_sizes_bounds_the_derived_name() {
+        let with = |rule: &str, message: Option<&str>| {
+            let mut r = json!({"rule": rule});
+            if let Some(m) = message {
+                r["message"] = json!(m);
+            }
+            schema(json!({"type": "object", "properties": {"spec": {"type": "object",
+                "x-kubernetes-validations": [r],
+                "properties": {"app": {"type": "string"}, "env": {"type": "string"}}}}}))
+        };
+        let t = |line: &str| templates(&definition(line)).unwrap().remove(0);
+        let namespace = t("app-{spec.app}-{spec.env}");
+        let why = Some("app-<app>-<env> is a namespace name: 63 characters at most");
+        for rule in [
+            "size(self.app) + size(self.env) <= 58",
+            "self.app.size() + self.env.size() < 59",
+            "(size(self.app) + size(self.env)) <= 58",
+            "58 >= size(self.app) + size(self.env)",
+            "size(self.app) > 0 && size(self.app) + size(self.env) <= 58",
+        ] {
+            assert_eq!(judge_template(&namespace, &with(rule, why)), None, "{rule}");
+        }
+        let over = judge_template(&namespace, &with("size(self.app) + size(self.env) <= 59", why)).unwrap();
+        assert!(over.contains("can reach 64 characters"), "{over}");
+        let unreasoned =
+            judge_template(&namespace, &with("size(self.app) + size(self.env) <= 58", None)).unwrap();
+        assert!(unreasoned.contains("states no reason") && unreasoned.contains("spec.app"), "{unreasoned}");
+        // A field the sum does not cover stays unbounded.
+        let other =
+            judge_template(&t("{spec.app}-{spec.team}"), &with("size(self.app) + size(self.env) <= 58", why));
+        assert!(other.unwrap().contains("has no bound: spec.team"));
+        // A field twice in the name doubles what it may add.
+        let twice =
+            judge_template(&t("{spec.app}-{spec.app}"), &with("size(self.app) + size(self.env) <= 40", why));
+        assert!(twice.unwrap().contains("can reach 81 characters"));
     }
 
     #[test]

@@ -678,8 +678,10 @@ metadata:
 On the definition (CREATE and UPDATE, in `check` and at admission), each field a template
 uses must be limited — `maxLength`, a string `enum`, a CEL rule `size(self) <= N` or
 `self.size() <= N` on the field, or `size(self.<path>) <= N` on an ancestor (for
-`metadata.name`, a rule at the schema's root) — so that the longest name fits in 63
-characters, under every served version; and every limit states its reason: the field's
+`metadata.name`, a rule at the schema's root), or one rule that bounds the sum of several
+fields' sizes (`size(self.app) + size(self.env) <= 58` on `spec`, also written with `.size()`,
+`<`, `N >= …`, in parentheses, or as one `&&` conjunct), which bounds those fields together —
+so that the longest name fits in 63 characters, under every served version; and every limit states its reason: the field's
 `description` for `maxLength`, the rule's `message` for CEL. On a composite (`check` with the
 definition in `--context`), the names its values derive are at most 63 characters.
 
