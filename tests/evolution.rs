@@ -1454,3 +1454,53 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
     let out = stdout(enforced().arg(&head), 0);
     assert!(!out.contains("CVN-109"), "{out}");
 }
+
+/// The live proof of a tightened XRD reads its claims beside its composites: a claim that
+/// still uses the value the tightening removes refuses it, where "all 1 live object(s)
+/// satisfy" counted the composite alone. A composite carrying Crossplane's own members
+/// (`compositionRef`, `resourceRefs`, `claimRef`) is not refused for them.
+#[test]
+fn the_live_proof_of_an_xrd_reads_its_claims_too() {
+    let xrd = |sizes: &[&str]| {
+        let mut x =
+            hangar_xrd(serde_json::json!([{"name": "v1alpha1", "served": true, "referenceable": true,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"size": {"type": "string", "enum": sizes}}}}}}}]));
+        x["spec"]["claimNames"] = serde_json::json!({"kind": "Database", "plural": "databases"});
+        x
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let old = write("old.json", &xrd(&["small", "medium", "large"]));
+    let new = write("new.json", &xrd(&["small", "medium"]));
+    let context = dir.path().join("context");
+    std::fs::create_dir(&context).unwrap();
+    let composite = serde_json::json!({"apiVersion": "catalog.hangar.io/v1alpha1", "kind": "XDatabase",
+        "metadata": {"name": "orders-x7k2p"},
+        "spec": {"size": "small", "compositionRef": {"name": "xdatabases-aws"},
+                 "resourceRefs": [{"apiVersion": "rds.aws.upbound.io/v1beta1", "kind": "Instance", "name": "orders-x7k2p"}],
+                 "claimRef": {"apiVersion": "catalog.hangar.io/v1alpha1", "kind": "Database", "namespace": "shop", "name": "orders"}},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    std::fs::write(context.join("xr.json"), composite.to_string()).unwrap();
+    let check = || {
+        let mut c = covenant();
+        c.arg("check").arg(&new).arg("--base").arg(&old).arg("--context").arg(&context);
+        c
+    };
+    let text = stdout(&mut check(), 0);
+    assert!(text.contains("all 1 live object(s) satisfy the tightened schema"), "{text}");
+
+    let claim = serde_json::json!({"apiVersion": "catalog.hangar.io/v1alpha1", "kind": "Database",
+        "metadata": {"name": "legacy", "namespace": "shop"},
+        "spec": {"size": "large", "compositeDeletePolicy": "Background", "resourceRef": {"name": "legacy-abc12"}}});
+    std::fs::write(context.join("claim.json"), claim.to_string()).unwrap();
+    let text = stdout(&mut check(), 1);
+    assert!(
+        text.contains("1 of 2 live object(s) violate the tightened schema: shop/legacy at /spec/size"),
+        "{text}"
+    );
+}

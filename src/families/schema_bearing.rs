@@ -981,7 +981,8 @@ impl SchemaBearing {
         }
     }
 
-    /// CVN-215: the live objects of every version that tightened, against its new schema,
+    /// CVN-215: the live objects of every version that tightened (an XRD's composites and
+    /// claims), against its new schema,
     /// evaluated as the apiserver validates them (types, bounds, enums, required keys,
     /// closedness, RE2 patterns, formats, list types and CEL rules). Returns which versions
     /// every live object satisfies; `None` when no cluster state was available (the
@@ -1020,7 +1021,19 @@ impl SchemaBearing {
         let kind = text(new, "/spec/names/kind");
         let plural = text(new, "/spec/names/plural");
         let budget = cx.budget;
-        let objects = match cx.cluster.list(&group, &kind, None, budget) {
+        // An XRD's live objects are its composites and, where it offers one, its claims: a
+        // claim carries the same spec, and one still using a removed value is as broken.
+        let claim_kind = match self.flavor {
+            Flavor::Xrd => new.at("/spec/claimNames/kind").and_then(Value::as_str).map(str::to_string),
+            Flavor::Crd => None,
+        };
+        let listed = cx.cluster.list(&group, &kind, None, budget).and_then(|mut objects| {
+            if let Some(claims) = &claim_kind {
+                objects.extend(cx.cluster.list(&group, claims, None, budget)?);
+            }
+            Ok(objects)
+        });
+        let objects = match listed {
             Ok(objects) => objects,
             Err(e) => {
                 // No cluster state at all (offline): the tightening findings stand as they
@@ -1055,6 +1068,9 @@ impl SchemaBearing {
                     .properties
                     .entry(key.to_string())
                     .or_insert_with(|| std::sync::Arc::new(Schema::any()));
+            }
+            if self.flavor == Flavor::Xrd {
+                crossplane_machinery(&mut schema);
             }
             // Without a conversion webhook the same stored objects are served at every
             // version, so every object must satisfy every tightened version's schema. With a
@@ -1203,4 +1219,34 @@ fn report_structural(s: Structural, subject: &str, cx: &mut Context<'_>) {
     }
     args.extend(s.args);
     cx.report_change(s.rule, s.pointer, args, bump, None);
+}
+
+/// The members Crossplane adds to every composite's and claim's schema (its own machinery:
+/// composition selection, references, connection secrets, `spec.crossplane` in v2) and its
+/// status: a live object carries them whatever the XRD declares, so the proof of an XRD's
+/// tightening reads them as open, as Crossplane's generated CRDs declare them.
+fn crossplane_machinery(schema: &mut Schema) {
+    const SPEC: [&str; 13] = [
+        "claimRef",
+        "compositeDeletePolicy",
+        "compositionRef",
+        "compositionRevisionRef",
+        "compositionRevisionSelector",
+        "compositionSelector",
+        "compositionUpdatePolicy",
+        "crossplane",
+        "environmentConfigRefs",
+        "publishConnectionDetailsTo",
+        "resourceRef",
+        "resourceRefs",
+        "writeConnectionSecretToRef",
+    ];
+    let any = || std::sync::Arc::new(Schema::any());
+    if let Some(spec) = schema.properties.get_mut("spec") {
+        let spec = std::sync::Arc::make_mut(spec);
+        for key in SPEC {
+            spec.properties.entry(key.to_string()).or_insert_with(any);
+        }
+    }
+    schema.properties.insert("status".to_string(), any());
 }
