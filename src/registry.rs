@@ -252,6 +252,8 @@ struct Metadata {
 pub struct Registry {
     /// Versioned schemas by name.
     pub versioned: BTreeMap<String, VersionedSchema>,
+    /// The file that declared each versioned schema.
+    pub versioned_origin: BTreeMap<String, String>,
     /// Launcher types by category and name (a later declaration replaces an earlier one).
     pub launcher: BTreeMap<(TypeCategory, String), LauncherType>,
     /// Every type declaration, in load order, none replaced: what the type-name covenant
@@ -379,7 +381,17 @@ impl Registry {
         }
         match strict::decode::<RegistryFile>(value, "Registry", Some(positions)) {
             Ok(file) => {
-                for entry in file.versioned {
+                for (i, entry) in file.versioned.into_iter().enumerate() {
+                    let pointer = format!("/versioned/{i}");
+                    if let Some(why) = self.second_decoder(name, &entry) {
+                        problems.push(Problem {
+                            at: Some(positions.locate(&pointer)),
+                            pointer,
+                            message: why,
+                        });
+                        continue;
+                    }
+                    self.versioned_origin.insert(entry.schema.clone(), name.to_string());
                     self.versioned.insert(entry.schema.clone(), entry);
                 }
                 let base = Location::new("/fragments", "fragments");
@@ -394,6 +406,31 @@ impl Registry {
             }
             Err(p) => problems.extend(p),
         }
+    }
+
+    /// Why `entry`, declared in `name`, would be a second decoder for its format: another
+    /// registry (or the same one) already declares the format at another version, or at the
+    /// same version with other members. A reader decodes one shape per format (seed 002), so
+    /// a later entry never silently wins. A built-in entry is the exception: a user registry
+    /// declares its members, or moves it to the version the platform now speaks.
+    pub fn second_decoder(&self, name: &str, entry: &VersionedSchema) -> Option<String> {
+        let prev = self.versioned.get(&entry.schema)?;
+        let origin = self.versioned_origin.get(&entry.schema).map(String::as_str).unwrap_or_default();
+        if prev == entry || BUILTIN.iter().any(|(builtin, _)| *builtin == origin) {
+            return None;
+        }
+        let (a, b) = (&prev.version, &entry.version);
+        let schema = &entry.schema;
+        Some(if a != b {
+            format!("format {schema} has two decoders: version \"{a}\" ({origin}) and version \"{b}\" ({name}); a release ships one decoder per format, so remove the old version's entry when the new one ships")
+        } else {
+            let members = |m: &Option<Vec<String>>| m.as_ref().map_or("open".to_string(), |m| m.join(", "));
+            format!(
+                "format {schema} version \"{a}\" is declared twice with different members ({origin}: {}; {name}: {}); declare each format once",
+                members(&prev.members),
+                members(&entry.members)
+            )
+        })
     }
 
     /// The registry without what `origin` (`registry x`, `dialect y`) declared: what a

@@ -981,3 +981,90 @@ fn documents_of_other_tools_are_skipped_by_a_switch_and_counted() {
         [("values.yaml".to_string(), 0), ("values.yaml".to_string(), 1), ("workflow.yaml".to_string(), 0)]
     );
 }
+
+/// Seed 002: a reader decodes one shape per format. A registry that declares one format at two
+/// versions is refused naming the format and both; two registries that do are refused when
+/// loaded (`--registry` twice), never the later silently winning; a checked registry that
+/// disagrees with a loaded one is refused too. With `--base`, a member removed from a format
+/// whose version stays is refused ("These changes take a new version: removing a member");
+/// the same removal under a new version passes.
+#[test]
+fn a_format_has_one_decoder_and_a_removed_member_takes_a_new_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let entry = |version: &str, members: &str| {
+        format!("  - schema: shop.app\n    version: \"{version}\"\n    members: [{members}]\n")
+    };
+    let registry = |name: &str, entries: &[String]| {
+        format!(
+            "apiVersion: covenant.dev/v1alpha1\nkind: Registry\nmetadata:\n  name: {name}\nversioned:\n{}",
+            entries.concat()
+        )
+    };
+    let both =
+        write("both.yaml", &registry("both", &[entry("1", "name, image"), entry("2", "name, image, size")]));
+    let out = covenant().args(["check", "--output", "json"]).arg(&both).assert().code(1);
+    let found = json_findings(&out);
+    assert!(
+        found.iter().any(|f| f["rule"] == "CVN-109"
+            && f["pointer"] == "/versioned/1"
+            && f["message"].as_str().unwrap().contains("format shop.app has two decoders: version \"1\"")
+            && f["message"].as_str().unwrap().contains("version \"2\"")),
+        "{found:#?}"
+    );
+    let doc = write("app.yaml", "schema: shop.app\nversion: \"1\"\nname: web\n");
+    let (a, b) = (
+        write("a.yaml", &registry("a", &[entry("1", "name, image")])),
+        write("b.yaml", &registry("b", &[entry("2", "name, image, size")])),
+    );
+    let out = covenant()
+        .arg("check")
+        .arg("--registry")
+        .arg(&a)
+        .arg("--registry")
+        .arg(&b)
+        .arg(&doc)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("format shop.app has two decoders")
+            && stderr.contains("a.yaml")
+            && stderr.contains("b.yaml"),
+        "{stderr}"
+    );
+    // A checked registry against a loaded one.
+    let out = covenant().args(["check", "--output", "json", "--registry"]).arg(&a).arg(&b).assert().code(1);
+    assert!(
+        json_findings(&out)
+            .iter()
+            .any(|f| f["rule"] == "CVN-109" && f["message"].as_str().unwrap().contains("two decoders")),
+        "the checked b.yaml against the loaded a.yaml"
+    );
+
+    // Evolution of a format under --base.
+    let old = write("old.yaml", &registry("shop", &[entry("1", "name, replicas, image")]));
+    let same = write("same.yaml", &registry("shop", &[entry("1", "name, image")]));
+    let out =
+        covenant().args(["check", "--output", "json"]).arg(&same).arg("--base").arg(&old).assert().code(1);
+    let found = json_findings(&out);
+    assert!(
+        found.iter().any(|f| f["rule"] == "CVN-201"
+            && f["pointer"] == "/versioned/0/members"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("member \"replicas\" removed while the version stays \"1\"")),
+        "{found:#?}"
+    );
+    let moved = write("moved.yaml", &registry("shop", &[entry("2", "name, image")]));
+    covenant().arg("check").arg(&moved).arg("--base").arg(&old).assert().code(0);
+    // An added member keeps the version.
+    let added = write("added.yaml", &registry("shop", &[entry("1", "name, replicas, image, size")]));
+    covenant().arg("check").arg(&added).arg("--base").arg(&old).assert().code(0);
+}

@@ -196,6 +196,9 @@ impl Family for Launcher {
         let kind = subject.gvk.kind.as_str();
         if subject.gvk.group == COVENANT_GROUP {
             self.declarations(doc, cx);
+            if let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) {
+                self.format_evolution(old, doc, cx);
+            }
             return;
         }
         let envelopes = if subject.admitted { &self.admitted } else { &self.envelopes };
@@ -395,6 +398,55 @@ impl Launcher {
         for f in crate::rules::naming::check(&union).into_iter().filter(|f| f.file == HERE) {
             let pointer = if f.rule == "CVN-306" { f.pointer } else { format!("{}/name", f.pointer) };
             cx.report(f.rule, pointer, f.args);
+        }
+        // A format this document declares that the loaded registries declare otherwise: two
+        // decoders for one format, one of which would silently win.
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("document");
+        for (i, entry) in doc.get("versioned").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let Ok(entry) = serde_json::from_value::<crate::registry::VersionedSchema>(entry.clone()) else {
+                continue;
+            };
+            let origin = self.registry.versioned_origin.get(&entry.schema);
+            if let Some(why) = self.registry.second_decoder(HERE, &entry).filter(|_| origin.is_some()) {
+                cx.report("CVN-109", format!("/versioned/{i}"), vec![("reason", format!("{kind}: {why}"))]);
+            }
+        }
+    }
+
+    /// A registry's formats from its previous version (`check --base`, an UPDATE): a member
+    /// removed while the format's version stays is refused, as seed 002 says ("These changes
+    /// take a new version: removing a member"); under a new version it is what the new
+    /// version is for.
+    fn format_evolution(&self, old: &Value, new: &Value, cx: &mut Context<'_>) {
+        let entries = |doc: &Value| -> Vec<crate::registry::VersionedSchema> {
+            doc.get("versioned")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| serde_json::from_value(e.clone()).ok())
+                .collect()
+        };
+        let before = entries(old);
+        for (i, now) in entries(new).iter().enumerate() {
+            let Some(was) = before.iter().find(|b| b.schema == now.schema) else { continue };
+            if was.version != now.version {
+                continue;
+            }
+            let (Some(had), Some(has)) = (&was.members, &now.members) else { continue };
+            for member in had.iter().filter(|m| !has.contains(m)) {
+                let detail = format!(
+                    "member \"{member}\" removed while the version stays \"{}\"; these changes take a new version: removing a member (a reader of version \"{}\" would refuse documents it accepted)",
+                    now.version, now.version
+                );
+                let args = vec![("subject", format!("format {}", now.schema)), ("detail", detail)];
+                cx.report_change(
+                    "CVN-201",
+                    format!("/versioned/{i}/members"),
+                    args,
+                    Some(crate::versioning::Bump::Major),
+                    None,
+                );
+            }
         }
     }
 
