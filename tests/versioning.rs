@@ -1360,3 +1360,126 @@ async fn upgrade_never_reports_success_for_a_plan_it_could_not_make() {
     assert_eq!(got[0]["applies"], false, "{got}");
     assert_eq!(got[0]["findings"][0]["pointer"], "/spec/parameters/bucket", "{got}");
 }
+
+/// Every member OpenChoreo's construct CRDs declare under `spec` (and under the items of the
+/// lists covenant reads) is either read into the contract or listed as not judged: a new
+/// upstream field never passes unseen. The CRDs are the fixtures' copies, and the corpus's
+/// full set (cluster twins included) when it is beside the repository.
+#[test]
+fn every_construct_spec_member_of_openchoreo_s_crds_is_read_or_said_not_judged() {
+    use covenant::families::construct::SPEC_MEMBERS;
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(common::fixtures().join("openchoreo/crds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/seed-systems/openchoreo/config/crd/bases");
+    if let Ok(dir) = std::fs::read_dir(&corpus) {
+        files.extend(dir.map(|e| e.unwrap().path()));
+    }
+    let construct_kinds = covenant::openchoreo::CONSTRUCT_KINDS;
+    let mut walked = 0;
+    let mut missing = Vec::new();
+    for file in files {
+        let crd = covenant::source::parse_stream(&std::fs::read_to_string(&file).unwrap()).0.remove(0).value;
+        let kind = crd["spec"]["names"]["kind"].as_str().unwrap().to_string();
+        if !construct_kinds.contains(&kind.as_str()) {
+            continue;
+        }
+        for version in crd["spec"]["versions"].as_array().unwrap() {
+            let spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+            for (member, schema) in spec.as_object().unwrap() {
+                walked += 1;
+                if !SPEC_MEMBERS.iter().any(|(p, _)| p == member) {
+                    missing.push(format!("{kind}: spec.{member}"));
+                }
+                let listed = SPEC_MEMBERS.iter().any(|(p, _)| p.starts_with(&format!("{member}[].")));
+                for item in schema["items"]["properties"].as_object().into_iter().flat_map(|o| o.keys()) {
+                    walked += 1;
+                    let path = format!("{member}[].{item}");
+                    if listed && !SPEC_MEMBERS.iter().any(|(p, _)| *p == path) {
+                        missing.push(format!("{kind}: spec.{path}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(walked > 40, "the walk read the CRDs: {walked}");
+    assert!(
+        missing.is_empty(),
+        "members covenant neither reads nor lists as not judged:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// OpenChoreo 1.2's construct surface in the contract diff: a trait's `removes` (a removal
+/// added deletes what a consumer deployed, MAJOR; one dropped renders it again, MINOR); a
+/// render-time validation's scope (`when`, `target`, `mustMatch`, `forEach`), judged as a
+/// CEL rule change; a rendered entry's `includeWhen`. Each under a MINOR bump is refused at
+/// its own rule; a member covenant does not read is said.
+#[test]
+fn openchoreo_1_2_s_construct_surface_is_part_of_the_contract() {
+    let text =
+        std::fs::read_to_string(common::fixtures().join("openchoreo/published/otel-instrumentation.yaml"))
+            .unwrap();
+    let mut base = covenant::source::parse_stream(&text).0.remove(0).value;
+    base["spec"]["postRenderValidations"] = json!([{"rule": "${size(resource.spec.template.spec.containers) > 0}",
+        "message": "the workload keeps a container",
+        "target": {"group": "apps", "version": "v1", "kind": "Deployment", "mustMatch": false}}]);
+    base["spec"]["creates"] = json!([{"template": {"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "${metadata.name}-otel"}, "data": {"endpoint": "collector:4317"}}}]);
+    let minor = |f: &dyn Fn(&mut Value)| {
+        let mut d = base.clone();
+        let v = "1.1.0";
+        d["metadata"]["annotations"]["openchoreo.dev/version"] = json!(v);
+        d["metadata"]["labels"]["openchoreo.dev/version"] = json!(v);
+        f(&mut d);
+        update(&base, &d)
+    };
+    let refused_at = |found: &[(String, String, String, String)], rule: &str, says: &str| {
+        assert!(found.iter().any(|f| f.0 == "CVN-212"), "the bump is refused: {found:#?}");
+        assert!(found.iter().any(|f| f.0 == rule && f.2.contains(says)), "{rule} {says:?}: {found:#?}");
+    };
+    // A removal added.
+    let found = minor(&|d| {
+        d["spec"]["removes"] = json!([{"target": {"group": "", "version": "v1", "kind": "Service",
+            "where": "${resource.metadata.name.endsWith(\"-metrics\")}"}}])
+    });
+    refused_at(&found, "CVN-208", "removes v1 Service where");
+    // The guard of a validation narrowed, its target made to match, its loop widened.
+    let found = minor(&|d| d["spec"]["postRenderValidations"][0]["when"] = json!("${parameters.enabled}"));
+    refused_at(&found, "CVN-206", "when ${parameters.enabled}");
+    let found = minor(&|d| {
+        d["spec"]["postRenderValidations"][0]["target"].as_object_mut().unwrap().remove("mustMatch");
+    });
+    refused_at(&found, "CVN-206", "apps/v1 Deployment");
+    // A condition put on a rendered object.
+    let found = minor(&|d| d["spec"]["creates"][0]["includeWhen"] = json!("${environmentConfigs.enabled}"));
+    refused_at(&found, "CVN-208", "${environmentConfigs.enabled}");
+
+    // A removal dropped brings the objects back: MINOR, said, and a MINOR covers it.
+    let mut with_removal = base.clone();
+    with_removal["spec"]["removes"] = json!([{"target": {"group": "", "version": "v1", "kind": "Service"}}]);
+    let mut without = with_removal.clone();
+    without["spec"].as_object_mut().unwrap().remove("removes");
+    without["metadata"]["annotations"]["openchoreo.dev/version"] = json!("1.1.0");
+    without["metadata"]["labels"]["openchoreo.dev/version"] = json!("1.1.0");
+    assert_eq!(update(&with_removal, &without), [], "a removal dropped is MINOR");
+
+    // A member covenant does not read, and one it does not know, are said.
+    let mut unread = base.clone();
+    unread["spec"]["allowedTraits"] = json!([{"kind": "Trait", "name": "otel"}]);
+    unread["spec"]["sidecars"] = json!([]);
+    let report = check(
+        &engine(),
+        &OfflineCluster::default(),
+        &[Source { name: "t.json".into(), text: unread.to_string() }],
+    );
+    let notes = report.notes.join("\n");
+    assert!(
+        notes.contains("CVN-212 not judged")
+            && notes.contains("spec.allowedTraits (the traits a Component of this type may attach)"),
+        "{notes}"
+    );
+    assert!(notes.contains("spec.sidecars (a member covenant does not know)"), "{notes}");
+}

@@ -115,7 +115,13 @@ struct Rendered {
     name: Option<String>,
     facts: Vec<Fact>,
     template: Value,
+    /// When and where it is rendered: `includeWhen`, `forEach`/`var`, `targetPlane`.
+    scope: BTreeMap<String, Value>,
 }
+
+/// The members of a rendered entry (`resources[]`, `creates[]`) that say when and where its
+/// template is rendered.
+const RENDER_SCOPE: [&str; 4] = ["includeWhen", "forEach", "var", "targetPlane"];
 
 /// A template string with the spacing inside `${…}` taken out, so one expression spelled
 /// two ways compares equal; a quoted scalar and a plain one are already the same string.
@@ -192,6 +198,10 @@ pub struct Contract {
     outputs: BTreeSet<String>,
     validations: Vec<CelRule>,
     rendered: BTreeMap<String, Rendered>,
+    /// A trait's `removes`: each the rendered objects it deletes, as canonical text.
+    removes: BTreeSet<String>,
+    /// A ComponentType's `workloadType`: consumers name it `<workloadType>/<name>`.
+    workload_type: Option<String>,
 }
 
 /// The members a schema section may hold: the schema in one of two spellings.
@@ -353,11 +363,21 @@ pub fn read(doc: &Value) -> Read {
     let mut validations = Vec::new();
     for list in ["validations", "preRenderValidations", "postRenderValidations"] {
         for v in doc.at(&format!("/spec/{list}")).and_then(Value::as_array).into_iter().flatten() {
-            let rule = v.get("rule").and_then(Value::as_str).unwrap_or_default().to_string();
+            let rule = v.get("rule").and_then(Value::as_str).unwrap_or_default();
             let message = v.get("message").and_then(Value::as_str).map(str::to_string);
+            // A validation's scope is part of the rule: which rendered objects it reads, on
+            // which plane, how often, and when it applies at all.
+            let rule = format!("{rule}{}", validation_scope(v));
             validations.push(CelRule { rule, message, ..CelRule::default() });
         }
     }
+    let removes = doc
+        .at("/spec/removes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| format!("{}{}", target_text(r.get("target")), plane_and_loop(r)))
+        .collect();
     let mut rendered = BTreeMap::new();
     for list in TEMPLATE_LISTS {
         for (i, r) in
@@ -371,7 +391,9 @@ pub fn read(doc: &Value) -> Read {
                 .unwrap_or_else(|| format!("{list}[{i}]"));
             let kind = template.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
             let (name, facts) = facts(&kind, template);
-            rendered.insert(id, Rendered { kind, name, facts, template: template.clone() });
+            let scope =
+                RENDER_SCOPE.iter().filter_map(|k| r.get(*k).map(|v| (k.to_string(), v.clone()))).collect();
+            rendered.insert(id, Rendered { kind, name, facts, template: template.clone(), scope });
         }
     }
     // A trait's patches render into its component's objects: what they mount shows too.
@@ -379,13 +401,74 @@ pub fn read(doc: &Value) -> Read {
         let kind = p.at("/target/kind").and_then(Value::as_str).unwrap_or_default().to_string();
         let (_, facts) = facts("", p);
         let facts = facts.into_iter().map(|f| Fact { kind: kind.clone(), ..f }).collect();
-        rendered.insert(format!("patches[{i}]"), Rendered { kind, name: None, facts, template: p.clone() });
+        let scope = BTreeMap::new();
+        rendered.insert(
+            format!("patches[{i}]"),
+            Rendered { kind, name: None, facts, template: p.clone(), scope },
+        );
     }
     Read {
-        contract: Contract { parameters, environment_configs, outputs, validations, rendered },
+        contract: Contract {
+            parameters,
+            environment_configs,
+            outputs,
+            validations,
+            rendered,
+            removes,
+            workload_type: doc.at("/spec/workloadType").and_then(Value::as_str).map(str::to_string),
+        },
         problems,
         unknown,
     }
+}
+
+/// A render target as text: `apps/v1 Deployment where ${…}`, and `mustMatch: false` where
+/// the target may match nothing (OpenChoreo's default is true).
+fn target_text(target: Option<&Value>) -> String {
+    let Some(t) = target else { return "(no target)".to_string() };
+    let field = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+    let group = match field("group") {
+        "" => field("version").to_string(),
+        g => format!("{g}/{}", field("version")),
+    };
+    let mut text = format!("{group} {}", field("kind"));
+    if let Some(w) = t.get("where").and_then(Value::as_str) {
+        text.push_str(&format!(" where {}", normalise(w)));
+    }
+    if t.get("mustMatch") == Some(&Value::Bool(false)) {
+        text.push_str(" (may match nothing)");
+    }
+    text
+}
+
+/// ` on <plane>` beyond the data plane, and ` for each <var> in ${…}`.
+fn plane_and_loop(v: &Value) -> String {
+    let mut text = String::new();
+    if let Some(plane) = v.get("targetPlane").and_then(Value::as_str).filter(|p| *p != "dataplane") {
+        text.push_str(&format!(" on {plane}"));
+    }
+    if let Some(each) = v.get("forEach").and_then(Value::as_str) {
+        let var = v.get("var").and_then(Value::as_str).unwrap_or("?");
+        text.push_str(&format!(" for each {var} in {}", normalise(each)));
+    }
+    text
+}
+
+/// What a pre- or post-render validation's rule is scoped to, as text appended to the rule
+/// (empty for a plain validation): its target, plane, loop and guard.
+fn validation_scope(v: &Value) -> String {
+    let mut text = String::new();
+    if v.get("target").is_some() {
+        text.push_str(&format!(" [on {}", target_text(v.get("target"))));
+        text.push_str(&plane_and_loop(v));
+        if let Some(when) = v.get("when").and_then(Value::as_str) {
+            text.push_str(&format!(" when {}", normalise(when)));
+        }
+        text.push(']');
+    } else if let Some(when) = v.get("when").and_then(Value::as_str) {
+        text.push_str(&format!(" [when {}]", normalise(when)));
+    }
+    text
 }
 
 fn judged(
@@ -483,6 +566,42 @@ pub fn contract_diff(old: &Contract, new: &Contract) -> Vec<Judged> {
     };
     out.extend(judge(diff(&rules(&old.validations), &rules(&new.validations), "/validations")));
     out.extend(rendered_diff(&old.rendered, &new.rendered));
+    // The name consumers reference a ComponentType by moves with its workload type.
+    if old.workload_type != new.workload_type {
+        out.push(judged(
+            "/workloadType".to_string(),
+            ChangeKind::Unclassified,
+            "workloadType (consumers name the type <workloadType>/<name>)",
+            old.workload_type.clone().map(Value::String),
+            new.workload_type.clone().map(Value::String),
+            Bump::Major,
+            Some("CVN-208"),
+        ));
+    }
+    // A trait's removals: one added (or widened, which reads as another) deletes objects a
+    // consumer deployed, as a rendered object removed is MAJOR; one dropped brings them back.
+    for r in new.removes.difference(&old.removes) {
+        out.push(judged(
+            "/removes".to_string(),
+            ChangeKind::Unclassified,
+            "removal of rendered objects",
+            None,
+            Some(Value::String(format!("removes {r}"))),
+            Bump::Major,
+            Some("CVN-208"),
+        ));
+    }
+    for r in old.removes.difference(&new.removes) {
+        out.push(judged(
+            "/removes".to_string(),
+            ChangeKind::Unclassified,
+            "removal of rendered objects (the objects are rendered again)",
+            Some(Value::String(format!("removes {r}"))),
+            None,
+            Bump::Minor,
+            None,
+        ));
+    }
     out
 }
 
@@ -587,6 +706,26 @@ fn rendered_diff(old: &BTreeMap<String, Rendered>, new: &BTreeMap<String, Render
         judged(at(id), ChangeKind::AnnotationChanged, what, None, None, Bump::Patch, None)
     };
     for (o, n) in pairs {
+        // When or where an object is rendered: a condition added or changed, another plane or
+        // loop, may leave a consumer without an object it had (MAJOR, as one removed); a
+        // condition dropped renders it for more of them (MINOR).
+        let (a, b) = (&old[o].scope, &new[n].scope);
+        for key in RENDER_SCOPE {
+            let (before, after) = (a.get(key), b.get(key));
+            if before == after {
+                continue;
+            }
+            let bump = if key == "includeWhen" && after.is_none() { Bump::Minor } else { Bump::Major };
+            out.push(judged(
+                at(n),
+                ChangeKind::Unclassified,
+                &format!("{key} of {}", new[n].kind),
+                before.cloned(),
+                after.cloned(),
+                bump,
+                (bump == Bump::Major).then_some("CVN-208"),
+            ));
+        }
         if old[o].template != new[n].template {
             out.push(implementation(n, "template (implementation)"));
         }
@@ -657,12 +796,105 @@ impl Family for Construct {
             );
             cx.report("CVN-109", &u.at.pointer, vec![("reason", reason)]);
         }
+        let unjudged = not_judged(doc);
+        if !unjudged.is_empty() {
+            let note = format!(
+                "CVN-212 not judged: {subject_text}: covenant's contract diff does not read {}; a change there is not judged",
+                unjudged.join(", ")
+            );
+            if !cx.unchecked.contains(&note) {
+                cx.unchecked.push(note);
+            }
+        }
         if subject.operation == Operation::Update {
             if let (Some(Ok(old)), Some(to)) = (subject.old_object.as_ref().map(|o| o.value()), version) {
                 evolution(old, doc, &to, &logical, &subject_text, cx);
             }
         }
     }
+}
+
+/// How covenant reads each member of a construct's spec, as OpenChoreo's CRDs declare them
+/// (`name` for a member of `spec`, `list[].name` for a member of a list's items): `None`, it
+/// is part of the contract covenant diffs; `Some(why)`, it is not judged, and a document that
+/// sets it is told so. A member in neither (a new upstream field) is named as unknown.
+/// `tests` walk the CRDs and fail on a member this table does not list.
+pub const SPEC_MEMBERS: &[(&str, Option<&str>)] = &[
+    ("parameters", None),
+    ("environmentConfigs", None),
+    ("schema", None),
+    ("outputs", None),
+    ("validations", None),
+    ("validations[].rule", None),
+    ("validations[].message", None),
+    ("preRenderValidations", None),
+    ("preRenderValidations[].rule", None),
+    ("preRenderValidations[].message", None),
+    ("postRenderValidations", None),
+    ("postRenderValidations[].rule", None),
+    ("postRenderValidations[].message", None),
+    ("postRenderValidations[].target", None),
+    ("postRenderValidations[].targetPlane", None),
+    ("postRenderValidations[].forEach", None),
+    ("postRenderValidations[].var", None),
+    ("postRenderValidations[].when", None),
+    ("resources", None),
+    ("resources[].id", None),
+    ("resources[].template", None),
+    ("resources[].includeWhen", None),
+    ("resources[].forEach", None),
+    ("resources[].var", None),
+    ("resources[].targetPlane", None),
+    ("creates", None),
+    ("creates[].template", None),
+    ("creates[].includeWhen", None),
+    ("creates[].forEach", None),
+    ("creates[].var", None),
+    ("creates[].targetPlane", None),
+    ("patches", None),
+    ("patches[].target", None),
+    ("patches[].operations", None),
+    ("patches[].forEach", None),
+    ("patches[].var", None),
+    ("patches[].targetPlane", None),
+    ("removes", None),
+    ("removes[].target", None),
+    ("removes[].forEach", None),
+    ("removes[].var", None),
+    ("removes[].targetPlane", None),
+    ("workloadType", None),
+    ("allowedTraits", Some("the traits a Component of this type may attach")),
+    ("allowedWorkflows", Some("the workflows a Component of this type may use")),
+    ("traits", Some("the traits every Component of this type gets")),
+    ("externalRefs", Some("what a Workflow's run reads from outside")),
+    ("runTemplate", Some("how a Workflow runs")),
+    ("ttlAfterCompletion", Some("how long a Workflow's run is kept")),
+    ("workflowPlaneRef", Some("where a Workflow runs")),
+];
+
+/// The members of a construct's spec that covenant does not judge, each with why (or that it
+/// does not know the member), in document order.
+pub fn not_judged(doc: &Value) -> Vec<String> {
+    let Some(spec) = doc.get("spec").and_then(Value::as_object) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut say = |path: String| match SPEC_MEMBERS.iter().find(|(p, _)| *p == path) {
+        Some((_, None)) => {}
+        Some((_, Some(why))) => out.push(format!("spec.{path} ({why})")),
+        None => out.push(format!("spec.{path} (a member covenant does not know)")),
+    };
+    for (key, value) in spec {
+        say(key.clone());
+        let listed = SPEC_MEMBERS.iter().any(|(p, _)| p.starts_with(&format!("{key}[].")));
+        if let (true, Value::Array(items)) = (listed, value) {
+            let mut seen = BTreeSet::new();
+            for member in items.iter().filter_map(Value::as_object).flat_map(|o| o.keys()) {
+                if seen.insert(member) {
+                    say(format!("{key}[].{member}"));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// CVN-502 and CVN-501 for a construct: the name and version labels from the declared
@@ -964,7 +1196,14 @@ pub fn locate(doc: &Value, contract_pointer: &str) -> String {
             }
         }
         "outputs" => "/spec/outputs".to_string(),
-        "validations" => "/spec/validations".to_string(),
+        // The list the document writes its validations in (the older `validations`, or the
+        // render-time pair).
+        "validations" => ["validations", "preRenderValidations", "postRenderValidations"]
+            .iter()
+            .find(|l| doc.at(&format!("/spec/{l}")).is_some())
+            .map_or("/spec/validations".to_string(), |l| format!("/spec/{l}")),
+        "removes" => "/spec/removes".to_string(),
+        "workloadType" => "/spec/workloadType".to_string(),
         "rendered" => {
             let id = rest.as_deref().and_then(|r| r.split('/').nth(1)).unwrap_or_default();
             TEMPLATE_LISTS
