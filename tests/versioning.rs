@@ -1188,7 +1188,8 @@ fn consumer_values_are_held_to_every_keyword_of_the_resolved_version() {
         "isbn": {"type": "string", "format": "isbn"},
         "window": {"type": "object", "properties": {"from": {"type": "integer"}, "to": {"type": "integer"}},
                    "x-kubernetes-validations": [{"rule": "self.from < self.to", "message": "from must precede to"}]},
-        "host": {"type": "string", "x-kubernetes-validations": [{"rule": "format.dns1123Label().validate(self).hasValue() == false"}]}
+        "host": {"type": "string", "x-kubernetes-validations": [{"rule": "format.dns1123Label().validate(self).hasValue() == false"}]},
+        "extra": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}
     }}});
     let ct = construct_at(
         "ComponentType",
@@ -1215,7 +1216,7 @@ fn consumer_values_are_held_to_every_keyword_of_the_resolved_version() {
     let bad = judge(
         &consumer(json!({"bucket": "Media_Assets", "zones": ["a", "a"], "replicas": 3, "labels": {},
             "tier": {"name": "huge"}, "region": "eu-legacy", "owner": "ops", "isbn": "x",
-            "window": {"from": 3, "to": 2}, "host": "web"})),
+            "window": {"from": 3, "to": 2}, "host": "web", "extra": {"metadata": {"name": "x"}}})),
         &cluster,
     );
     let denied = |pointer: &str, says: &str| {
@@ -1232,6 +1233,7 @@ fn consumer_values_are_held_to_every_keyword_of_the_resolved_version() {
     denied("/spec/parameters/region", "not");
     denied("/spec/parameters/owner", "email");
     denied("/spec/parameters/window", "from must precede to");
+    denied("/spec/parameters/extra", "required key \"apiVersion\" is missing");
     let warned = |pointer: &str, says: &str| {
         assert!(
             bad.iter().any(|f| f.0 == "CVN-107" && f.1 == pointer && f.3 == "warn" && f.2.contains(says)),

@@ -846,7 +846,7 @@ Airframe API versioning and deprecation (a narrower pattern or length limit is b
 const DOC_206: &str = "\
 ## What it checks
 
-A CEL rule (`x-kubernetes-validations`) was added, or its rule text changed (a changed rule is one removal and one addition). Rules are matched by their text; a rule whose message only changed is PATCH; a removed rule is MINOR.
+A CEL rule (`x-kubernetes-validations`, a construct's `validations`, `preRenderValidations` or `postRenderValidations`) was added, or its rule text changed (a changed rule is one removal and one addition). Rules are matched by their text; a rule whose message only changed is PATCH; a removed rule is MINOR. A render-time validation's text includes its scope — `target` (group, version, kind, `where`, `mustMatch`), `targetPlane`, `forEach`/`var`, `when` — so a narrower guard, a wider target or a target that must now match is a changed rule.
 
 ## Why it matters
 
@@ -1411,7 +1411,7 @@ The platform's VERSIONING.md (the second worked example: a trait, and what a MAJ
 const DOC_208: &str = "\
 ## What it checks
 
-A construct output (a ResourceType's `outputs`, the keys other components bind to) or a rendered object a consumer can see (a resource template's id, kind, literal name or ports) was removed or changed. Template changes that touch none of these are PATCH implementation rows.
+A construct output (a ResourceType's `outputs`, the keys other components bind to) or a rendered object a consumer can see (a resource template's id, kind, literal name or ports) was removed or changed. So is a trait `removes` entry added or widened (it deletes objects a consumer deployed; one dropped is MINOR, the objects rendered again), a rendered entry's `includeWhen`, `forEach` or `targetPlane` added or changed (the object may no longer be rendered where it was; `includeWhen` dropped is MINOR), and a ComponentType's `workloadType` changed (consumers name the type `<workloadType>/<name>`). Template changes that touch none of these are PATCH implementation rows.
 
 ## Why it matters
 

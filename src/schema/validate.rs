@@ -572,6 +572,14 @@ impl Walker<'_, '_> {
                 None => unprovable.push(format!("format {format:?} is not one covenant checks")),
             }
         }
+        // An embedded resource carries what identifies it, as the apiserver requires.
+        if let (true, Value::Object(map)) = (schema.embedded_resource, value) {
+            for key in ["apiVersion", "kind"] {
+                if map.get(key).is_none_or(|v| v.as_str().is_none_or(str::is_empty)) {
+                    problems.push(Problem::Missing { key: key.to_string() });
+                }
+            }
+        }
         if let (true, Value::Array(items)) = (schema.unique_items, value) {
             let mut seen = std::collections::HashSet::new();
             if let Some(twice) = items.iter().find(|i| !seen.insert(i.to_string())) {
