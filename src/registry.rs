@@ -433,6 +433,32 @@ impl Registry {
         })
     }
 
+    /// The first format that two of these documents (or one of them and this registry)
+    /// declare otherwise: a second decoder, said as `second_decoder` says it. Documents that
+    /// are not registries, or that do not decode, are left to their own checks.
+    pub fn second_decoder_among<'d>(
+        &self,
+        docs: impl IntoIterator<Item = (&'d str, &'d Value)>,
+    ) -> Option<String> {
+        let mut seen = self.clone();
+        for (name, doc) in docs {
+            if doc.get("kind").and_then(Value::as_str) != Some("Registry") {
+                continue;
+            }
+            for entry in doc.get("versioned").and_then(Value::as_array).into_iter().flatten() {
+                let Ok(entry) = serde_json::from_value::<VersionedSchema>(entry.clone()) else { continue };
+                // Two entries of one file are that file's own finding (CVN-109 where it is).
+                let same_file = seen.versioned_origin.get(&entry.schema).is_some_and(|o| o == name);
+                if let Some(why) = seen.second_decoder(name, &entry).filter(|_| !same_file) {
+                    return Some(why);
+                }
+                seen.versioned_origin.insert(entry.schema.clone(), name.to_string());
+                seen.versioned.insert(entry.schema.clone(), entry);
+            }
+        }
+        None
+    }
+
     /// The registry without what `origin` (`registry x`, `dialect y`) declared: what a
     /// document of that origin is held against when it is itself being checked.
     pub fn without_origin(&self, origin: &str) -> Registry {

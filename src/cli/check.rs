@@ -191,6 +191,29 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         walk_notes.extend(walked.notes);
         queued.extend(walked.files.into_iter().map(Input::File));
     }
+    // The registries among the checked files declare one decoder per format between them,
+    // as `--registry` given twice must: the later never silently wins.
+    let mut registries = Vec::new();
+    for input in &queued {
+        let (name, text) = match input {
+            Input::Read(source) => (source.name.clone(), source.text.clone()),
+            // Streamed for the word first: a file without it is not held whole.
+            Input::File(file) if mentions(file, b"Registry") => match std::fs::read(file) {
+                Ok(bytes) => (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()),
+                Err(_) => continue,
+            },
+            Input::File(_) => continue,
+        };
+        if !text.contains("Registry") {
+            continue;
+        }
+        let docs = crate::source::parse_stream(&text).0;
+        registries.extend(docs.into_iter().map(|d| (name.clone(), d.value)));
+    }
+    if let Some(why) = config.registry.second_decoder_among(registries.iter().map(|(n, v)| (n.as_str(), v))) {
+        bail!("the checked registries disagree: {why}");
+    }
+    drop(registries);
     if args.fix {
         let mut fixing = config.clone();
         fixing.rules = fixing.rules.with_mutation();
@@ -379,4 +402,27 @@ fn write_json(answer: &impl serde::Serialize, pretty: bool) -> anyhow::Result<()
     }
     writeln!(out)?;
     out.flush().context("cannot write to stdout")
+}
+
+/// Whether the file holds `needle`, read in 64 KiB chunks (an unreadable file: no).
+fn mentions(file: &std::path::Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(file) else { return false };
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut kept = 0;
+    loop {
+        match f.read(&mut buf[kept..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => {
+                let filled = kept + n;
+                if finder.find(&buf[..filled]).is_some() {
+                    return true;
+                }
+                // Keep the tail that a match across the chunks' seam would start in.
+                kept = (needle.len() - 1).min(filled);
+                buf.copy_within(filled - kept..filled, 0);
+            }
+        }
+    }
 }
