@@ -997,3 +997,48 @@ async fn the_webhook_message_carries_the_did_you_mean_hint() {
     let message = body["response"]["status"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("replicaz") && message.contains("did you mean \"replicas\"?"), "{body}");
 }
+
+/// A review's turn is taken once its body is in: one HTTP/2 connection opening 40 streams that
+/// declare a body and send none (a couple of KB sent in all) held all 32 turns for the
+/// read timeout, and every other review was answered 429. Now the stalled streams hold
+/// nothing, others are judged at once, and each stalled one is answered by its own deadline.
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_that_declare_a_body_and_send_none_take_no_turn() {
+    let server = Arc::new(TestServer::start().await);
+    let stalled_client = server.h2();
+    let stalled_url = format!("{}?timeout=3s", server.url("/api/v0/validate"));
+    let started = Instant::now();
+    let stalled: Vec<_> = (0..40)
+        .map(|_| {
+            let (client, url) = (stalled_client.clone(), stalled_url.clone());
+            tokio::spawn(async move {
+                let never = futures_util::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+                let resp = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("content-length", "1000")
+                    .body(reqwest::Body::wrap_stream(never))
+                    .send()
+                    .await;
+                (resp.map(|r| r.status().as_u16()), started.elapsed())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (client, url) = (server.h2(), server.url("/api/v0/validate"));
+    let quick = Instant::now();
+    for i in 0..8 {
+        let mut review = sample();
+        review["request"]["uid"] = json!(format!("quick-{i}"));
+        let resp = post(&client, &url, review.to_string()).await;
+        assert_eq!(resp.status(), 200, "a review beside the stalled streams");
+    }
+    assert!(quick.elapsed() < Duration::from_secs(2), "answered in {:?}", quick.elapsed());
+    for task in stalled {
+        let (status, took) = task.await.unwrap();
+        assert!(took < Duration::from_secs(8), "a stalled stream was held {took:?}");
+        if let Ok(status) = status {
+            assert_eq!(status, 408, "a stalled stream is told its body did not arrive");
+        }
+    }
+}

@@ -62,7 +62,9 @@ fn deadline(query: Option<&str>) -> Result<Option<Duration>, Problem> {
                         ),
                     )
                 })?;
-                timeout = Some(d);
+                // The apiserver never waits longer than 30 s for a webhook: a longer timeout
+                // is no deadline covenant should keep.
+                timeout = Some(d.min(MAX_TIMEOUT));
             }
             other => {
                 return Err(Problem::bad_request(
@@ -88,24 +90,81 @@ fn content_type_ok(headers: &HeaderMap) -> Result<(), Problem> {
     }
 }
 
-/// Read a body of at most `limit` bytes within `timeout` (a declared length over the limit is
-/// refused before this, unread).
-async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, Problem> {
-    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit));
-    read.await.map_err(|_| Problem::request_timeout(timeout))?.map_err(|e| {
-        let too_large = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-            || e.to_string().contains("length limit");
-        if too_large {
-            Problem::too_large(limit)
-        } else {
-            Problem::bad_request(
-                "unreadable-body",
-                "Unreadable body",
-                format!("request body could not be read: {e}"),
-            )
+/// Why a body was not read.
+enum Unread {
+    /// It broke a limit or could not be read: the problem to answer.
+    Refused(Problem),
+    /// The bytes it needed could not be held before its deadline: every byte covenant may
+    /// hold belongs to bodies in flight.
+    Crowded,
+}
+
+/// Read a body of at most `limit` bytes by `until` (a declared length over the limit is
+/// refused before this, unread), holding room in `buffered` for each byte as it arrives: a
+/// body that sends nothing holds nothing, and no turn is taken while it is awaited.
+async fn read_body(
+    body: Body,
+    limit: usize,
+    until: tokio::time::Instant,
+    waited: Duration,
+    buffered: &Arc<tokio::sync::Semaphore>,
+) -> Result<(Bytes, tokio::sync::OwnedSemaphorePermit), Unread> {
+    use http_body_util::BodyExt;
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Unread::Refused(Problem::bad_request(
+            "unreadable-body",
+            "Unreadable body",
+            format!("request body could not be read: {e}"),
+        ))
+    };
+    let read = async {
+        let mut body = body;
+        let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+        let mut first: Option<Bytes> = None;
+        let mut joined = bytes::BytesMut::new();
+        let mut len = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| unreadable(&e))?;
+            let Ok(data) = frame.into_data() else { continue };
+            if data.is_empty() {
+                continue;
+            }
+            len += data.len();
+            if len > limit {
+                return Err(Unread::Refused(Problem::too_large(limit)));
+            }
+            let n = u32::try_from(data.len()).map_err(|_| Unread::Refused(Problem::too_large(limit)))?;
+            let room = buffered.clone().acquire_many_owned(n).await.map_err(|_| Unread::Crowded)?;
+            match &mut held {
+                Some(h) => h.merge(room),
+                None => held = Some(room),
+            }
+            // One frame (the usual case) is kept as it came; more are joined.
+            match first.take() {
+                None if joined.is_empty() => first = Some(data),
+                None => joined.extend_from_slice(&data),
+                Some(f) => {
+                    joined.reserve(f.len() + data.len());
+                    joined.extend_from_slice(&f);
+                    joined.extend_from_slice(&data);
+                }
+            }
         }
-    })
+        let bytes = first.unwrap_or_else(|| joined.freeze());
+        let held = match held {
+            Some(h) => h,
+            None => buffered.clone().acquire_many_owned(0).await.map_err(|_| Unread::Crowded)?,
+        };
+        Ok((bytes, held))
+    };
+    match tokio::time::timeout_at(until, read).await {
+        Ok(read) => read,
+        // The room for its bytes was taken by bodies in flight, or the body itself was slow:
+        // told apart by whether the room was the wait (a body that sent its bytes is crowded
+        // out; one that did not is a timeout).
+        Err(_) if buffered.available_permits() == 0 => Err(Unread::Crowded),
+        Err(_) => Err(Unread::Refused(Problem::request_timeout(waited))),
+    }
 }
 
 /// Bodies up to this size are decoded where they are read, and judged there when their
@@ -126,6 +185,9 @@ fn decode(bytes: &Bytes, engine: &Engine) -> Result<admission::Review, Problem> 
 
 /// What is kept of a review's deadline to answer in.
 const ANSWER_MARGIN: Duration = Duration::from_millis(250);
+
+/// The longest a review may take: the apiserver's maximum `timeoutSeconds` for a webhook.
+const MAX_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The deadline of a review that states none: the apiserver's default webhook timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -196,27 +258,21 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
     // The engine must be done by the review's deadline, less a margin to answer in.
     let until = tokio::time::Instant::from_std(started)
         + timeout.unwrap_or(DEFAULT_TIMEOUT).saturating_sub(ANSWER_MARGIN);
-    // A turn: one of the reviews in flight, and room for this body among the bytes held.
-    let want = declared.unwrap_or(state.body_limit).max(1);
-    let turn = tokio::time::timeout_at(until, async {
-        let review = state.reviews.clone().acquire_owned().await.ok()?;
-        let bytes = state.buffered.clone().acquire_many_owned(u32::try_from(want).ok()?).await.ok()?;
-        Some((review, bytes))
-    })
-    .await;
-    let Ok(Some((review_turn, mut bytes_turn))) = turn else {
-        discard(body).await;
+    // The body first, by the deadline (and --read-timeout), holding room only for the bytes
+    // that arrived; then a turn among the reviews in flight. A client that opens streams and
+    // sends no body holds no turn.
+    let read_by = until.min(tokio::time::Instant::from_std(started) + state.read_timeout);
+    let waited = read_by.duration_since(tokio::time::Instant::from_std(started));
+    let (bytes, bytes_turn) = match read_body(body, state.body_limit, read_by, waited, &state.buffered).await
+    {
+        Ok(read) => read,
+        Err(Unread::Refused(problem)) => return refuse(&state, webhook, problem),
+        Err(Unread::Crowded) => return refuse(&state, webhook, Problem::too_many(state.in_flight_limit)),
+    };
+    let Ok(Ok(review_turn)) = tokio::time::timeout_at(until, state.reviews.clone().acquire_owned()).await
+    else {
         return refuse(&state, webhook, Problem::too_many(state.in_flight_limit));
     };
-
-    let bytes = match read_body(body, state.body_limit, state.read_timeout).await {
-        Ok(bytes) => bytes,
-        Err(problem) => return refuse(&state, webhook, problem),
-    };
-    // What a body without a length did not use is given back at once.
-    if let Some(surplus) = want.checked_sub(bytes.len()).filter(|n| *n > 0) {
-        drop(bytes_turn.split(surplus));
-    }
     // Rules that look up cluster state share what is left of the request's deadline,
     // minus a margin to answer in, capped by the configured budget.
     let budget = match timeout {
@@ -515,6 +571,14 @@ fn answer_mutation(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_past_the_apiservers_maximum_is_clamped_to_it() {
+        assert_eq!(deadline(Some("timeout=10s")).ok().flatten(), Some(Duration::from_secs(10)));
+        assert_eq!(deadline(Some("timeout=99999h")).ok().flatten(), Some(MAX_TIMEOUT));
+        assert_eq!(deadline(Some("timeout=31s")).ok().flatten(), Some(Duration::from_secs(30)));
+        assert!(deadline(Some("timeout=soon")).is_err());
+    }
 
     #[test]
     fn timeout_query_is_read_and_unknown_parameters_refused() {
