@@ -860,26 +860,23 @@ async fn closed_cleanly(stream: &mut tokio_rustls::client::TlsStream<TcpStream>)
     }
 }
 
-/// At `--max-connections`, the listener accepts nothing more until a connection closes; the
-/// connections it holds are served throughout.
+/// At `--max-connections`, a new connection is not left waiting behind idle ones: the one idle
+/// the longest is closed to make room (the oldest of the held), and no more than the cap are
+/// ever open.
 #[tokio::test(flavor = "multi_thread")]
-async fn connections_past_the_cap_wait_until_one_closes() {
+async fn connections_past_the_cap_take_the_place_of_the_idlest() {
     let server = TestServer::with(Setup { max_connections: 3, ..Setup::default() }).await;
     let mut held = Vec::new();
     for _ in 0..3 {
         held.push(raw_tls(&server).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let waiting = tokio::spawn({
-        let (addr, ca) = (server.webhook, server.ca_pem.clone());
-        async move { h2_tls(addr, &ca).await }
-    });
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!waiting.is_finished(), "a connection past the cap was served");
+    let stream = tokio::time::timeout(Duration::from_secs(3), h2_tls(server.webhook, &server.ca_pem)).await;
+    assert!(stream.is_ok(), "the connection past the cap was never served");
+    let mut oldest = held.remove(0);
+    assert!(closed_within(&mut oldest, Duration::from_secs(2)).await, "the idlest connection was kept");
     let open = server.metrics().await;
     assert!(open.contains(r#"covenant_connections_open{listener="webhook"} 3"#), "{open}");
-    drop(held.pop());
-    let stream = tokio::time::timeout(Duration::from_secs(10), waiting).await;
-    assert!(stream.is_ok(), "the waiting connection was never served");
 }
 
 /// Draining: an HTTP/1.1 answer carries `Connection: close` and an HTTP/2 connection gets a
@@ -1041,4 +1038,42 @@ async fn streams_that_declare_a_body_and_send_none_take_no_turn() {
             assert_eq!(status, 408, "a stalled stream is told its body did not arrive");
         }
     }
+}
+
+/// Probes can never be starved: 64 idle TCP connections to the admin listener (its cap), and
+/// as many slow request heads, made /livez and /readyz unreachable for 120 s. At the cap the
+/// connection idle the longest is closed for the new one, so a probe is answered at once;
+/// a connection that never sends a byte is closed within seconds. The webhook's slots are
+/// reclaimed the same way from silent TLS clients.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_cannot_keep_probes_or_reviews_out() {
+    let server = TestServer::with(Setup { max_connections: 8, ..Setup::default() }).await;
+    let mut idle = Vec::new();
+    for i in 0..128 {
+        let mut tcp = TcpStream::connect(server.admin).await.unwrap();
+        if i % 2 == 1 {
+            tcp.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        }
+        idle.push(tcp);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let probes = reqwest::Client::builder().timeout(Duration::from_secs(1)).build().unwrap();
+    for path in ["/livez", "/readyz", "/livez"] {
+        let resp = probes.get(format!("http://{}{path}", server.admin)).send().await;
+        assert_eq!(resp.map(|r| r.status().as_u16()).ok(), Some(200), "{path} beside 128 idle connections");
+    }
+    // A connection that sends nothing is closed within seconds, not at the idle timeout.
+    let mut silent = TcpStream::connect(server.admin).await.unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(8)).await, "a silent connection was kept");
+
+    // The webhook: its 8 slots held by clients that finished the handshake and sent nothing.
+    let mut silent_tls = Vec::new();
+    for _ in 0..8 {
+        silent_tls.push(raw_tls(&server).await);
+    }
+    let started = Instant::now();
+    still_answers(&server).await;
+    assert!(started.elapsed() < Duration::from_secs(2), "a review waited {:?} for a slot", started.elapsed());
+    let metrics = server.metrics().await;
+    assert!(metrics.contains(r#"event="reclaimed""#), "{metrics}");
 }

@@ -39,10 +39,17 @@ pub(crate) struct Serving {
     /// Open connections at most; the listener stops accepting while all are taken.
     pub cap: usize,
     open: Arc<Semaphore>,
+    /// The open connections, oldest first, so an idle one can be closed for a new one.
+    live: Mutex<std::collections::VecDeque<std::sync::Weak<Activity>>>,
     draining: watch::Receiver<bool>,
     metrics: Metrics,
     throttle: Throttle,
 }
+
+/// How long a new connection may take to send its first byte (after the TLS handshake, for
+/// TLS): the apiserver, the kubelet and Prometheus speak at once, so a silent connection is a
+/// client holding a slot, closed in seconds rather than at the idle timeout.
+const FIRST_BYTE: Duration = Duration::from_secs(5);
 
 /// Tells a listener's connections that the server is draining.
 pub(crate) struct Drain(watch::Sender<bool>);
@@ -75,6 +82,7 @@ impl Serving {
             idle_timeout,
             cap: cap.max(1),
             open: Arc::new(Semaphore::new(cap.max(1))),
+            live: Mutex::new(std::collections::VecDeque::new()),
             draining: rx,
             metrics,
             throttle: Throttle::new(Duration::from_secs(10)),
@@ -95,37 +103,62 @@ impl Serving {
     ) {
         tokio::pin!(stop);
         loop {
-            let permit = tokio::select! {
-                p = self.open.clone().acquire_owned() => match p {
-                    Ok(p) => p,
-                    Err(_) => return,
-                },
-                () = &mut stop => return,
-            };
             let accepted = tokio::select! {
                 a = listener.accept() => a,
                 () = &mut stop => return,
             };
-            match accepted {
-                Ok((tcp, peer)) => {
-                    let serving = self.clone();
-                    tokio::spawn(async move {
-                        serving.metrics.connections_open.with_label_values(&[serving.name]).inc();
-                        serving.clone().connection(tcp, peer).await;
-                        serving.metrics.connections_open.with_label_values(&[serving.name]).dec();
-                        drop(permit);
-                    });
-                }
+            let (tcp, peer) = match accepted {
+                Ok(a) => a,
                 Err(e) => {
                     // Out of descriptors (EMFILE) and the like: transient; back off briefly.
                     self.event("accept_failed");
                     if let Some(skipped) = self.throttle.admit() {
                         tracing::warn!(listener = self.name, error = %e, skipped, "accept failed");
                     }
-                    drop(permit);
                     tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 }
-            }
+            };
+            // At the cap, the connection idle the longest (no request in flight: silent,
+            // sending a head slowly, or kept alive) is closed to make room for this one: a
+            // flood of idle connections never keeps a probe, a scrape or the apiserver out.
+            // Connections that all serve requests are waited for (one at a time is held).
+            let permit = match self.open.clone().try_acquire_owned() {
+                Ok(p) => p,
+                Err(_) => {
+                    self.reclaim();
+                    tokio::select! {
+                        p = self.open.clone().acquire_owned() => match p {
+                            Ok(p) => p,
+                            Err(_) => return,
+                        },
+                        () = &mut stop => return,
+                    }
+                }
+            };
+            let serving = self.clone();
+            tokio::spawn(async move {
+                serving.metrics.connections_open.with_label_values(&[serving.name]).inc();
+                serving.clone().connection(tcp, peer).await;
+                serving.metrics.connections_open.with_label_values(&[serving.name]).dec();
+                drop(permit);
+            });
+        }
+    }
+
+    /// Close the connection idle the longest, if one is idle.
+    fn reclaim(&self) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        let idlest = live
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .filter(|a| a.in_flight() == 0 && !a.evicted.load(Ordering::SeqCst))
+            .min_by_key(|a| a.idle_since());
+        if let Some(a) = idlest {
+            a.evicted.store(true, Ordering::SeqCst);
+            a.evict.notify_one();
+            self.event("reclaimed");
         }
     }
 
@@ -137,22 +170,56 @@ impl Serving {
 
     async fn connection(self: Arc<Self>, tcp: tokio::net::TcpStream, peer: SocketAddr) {
         let _ = tcp.set_nodelay(true);
+        let activity = Arc::new(Activity::new());
+        {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            // Closed connections are forgotten before the list outgrows the cap.
+            if live.len() >= 2 * self.cap {
+                live.retain(|w| w.strong_count() > 0);
+            }
+            live.push_back(Arc::downgrade(&activity));
+        }
+        let first_byte = FIRST_BYTE.min(self.idle_timeout);
         let Some(acceptor) = self.tls.clone() else {
-            return self.http(tcp, peer).await;
+            let mut tcp = tcp;
+            let mut first = vec![0u8; 4096];
+            let read = tokio::select! {
+                r = tokio::time::timeout(first_byte, tcp.read(&mut first)) => r,
+                () = activity.evict.notified() => return,
+            };
+            match read {
+                Ok(Ok(n)) if n > 0 => {
+                    first.truncate(n);
+                    return self.http(Prefixed { first, at: 0, io: tcp }, peer, activity).await;
+                }
+                Ok(_) => return,
+                Err(_) => {
+                    self.event("silent_closed");
+                    return;
+                }
+            }
         };
-        match tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)).await {
+        let handshake = tokio::select! {
+            h = tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)) => h,
+            () = activity.evict.notified() => return,
+        };
+        match handshake {
             Ok(Ok(mut stream)) => {
                 // A client that sends nothing after the handshake is closed with a TLS
-                // close_notify at the idle timeout, before HTTP is spoken.
+                // close_notify within seconds, before HTTP is spoken.
                 let mut first = vec![0u8; 4096];
-                match tokio::time::timeout(self.idle_timeout, stream.read(&mut first)).await {
-                    Ok(Ok(n)) if n > 0 => {
+                let read = tokio::select! {
+                    r = tokio::time::timeout(first_byte, stream.read(&mut first)) => Some(r),
+                    () = activity.evict.notified() => None,
+                };
+                match read {
+                    Some(Ok(Ok(n))) if n > 0 => {
                         first.truncate(n);
-                        self.http(Prefixed { first, at: 0, io: stream }, peer).await
+                        self.http(Prefixed { first, at: 0, io: stream }, peer, activity).await
                     }
-                    Ok(_) => {}
-                    Err(_) => {
-                        self.event("idle_closed");
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => {
+                        self.event("silent_closed");
                         let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
                     }
                 }
@@ -168,13 +235,12 @@ impl Serving {
         }
     }
 
-    async fn http<I>(&self, io: I, peer: SocketAddr)
+    async fn http<I>(&self, io: I, peer: SocketAddr, activity: Arc<Activity>)
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let mut draining = self.draining.clone();
         let accepted_draining = *draining.borrow_and_update();
-        let activity = Arc::new(Activity::new());
         let streams = Streams::default();
         let mut builder = auto::Builder::new(streams.clone());
         // HTTP/1: `idle_timeout` to send each request head (the body's own deadline is the
@@ -245,6 +311,18 @@ impl Serving {
                     if changed.is_err() {
                         conn.as_mut().graceful_shutdown();
                         closing = true;
+                    }
+                }
+                // Closed to make room for a new connection: only while it serves nothing.
+                () = activity.evict.notified(), if !closing => {
+                    if activity.in_flight() == 0 {
+                        // Nothing is being served (a head still arriving is not served yet):
+                        // closed now, not after the head it may never finish.
+                        self.event("idle_closed");
+                        Streams::finish(running);
+                        return;
+                    } else {
+                        activity.evicted.store(false, Ordering::SeqCst);
                     }
                 }
                 // Only a connection accepted while draining waits on its request's end (to close
@@ -336,6 +414,9 @@ struct Activity {
     served: AtomicUsize,
     idle_since: Mutex<Instant>,
     ended: Notify,
+    /// Told to close, to make room for a new connection at the cap.
+    evict: Notify,
+    evicted: std::sync::atomic::AtomicBool,
 }
 
 /// A request in flight; its end is noted when dropped.
@@ -356,6 +437,8 @@ impl Activity {
             served: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
             ended: Notify::new(),
+            evict: Notify::new(),
+            evicted: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
