@@ -1077,3 +1077,46 @@ async fn idle_connections_cannot_keep_probes_or_reviews_out() {
     let metrics = server.metrics().await;
     assert!(metrics.contains(r#"event="reclaimed""#), "{metrics}");
 }
+
+/// Answers cannot pile up in memory: an HTTP/2 client that sets its stream window to 0 and
+/// never reads pinned every answer it asked for (1,250 answers, 272 MB). Past 4 MiB of
+/// answers a connection's client has not taken, the connection is closed and they are freed;
+/// others are served throughout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_its_answers_is_cut_off() {
+    let server = TestServer::with(Setup { config: common::versioned_config(), ..Setup::default() }).await;
+    // A review whose answer is about 100 KB: 150 undeclared members with long names, each a
+    // denial (causes capped at 100 of 1 KB).
+    let mut doc = json!({"schema": "shop.app", "version": "1", "name": "web"});
+    for i in 0..150 {
+        doc[format!("member-{i}-{}", "x".repeat(1000))] = json!(i);
+    }
+    let body = common::review("big", "shop.example.com", "App", doc).to_string();
+    let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
+    let (sender, conn) = hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .initial_stream_window_size(0)
+        .handshake::<_, String>(io)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(conn);
+    let url = server.url("/api/v0/validate");
+    let asked: Vec<_> = (0..100)
+        .map(|_| {
+            let mut sender = sender.clone();
+            let request = http::Request::post(&url)
+                .header("content-type", "application/json")
+                .body(body.clone())
+                .unwrap();
+            tokio::spawn(async move { sender.send_request(request).await.map(|r| r.status().as_u16()) })
+        })
+        .collect();
+    // The server closes the connection; the client's side of it ends.
+    let ended = tokio::time::timeout(Duration::from_secs(20), connection).await;
+    assert!(ended.is_ok(), "a connection pinning its answers was kept open");
+    for task in asked {
+        let _ = task.await;
+    }
+    let metrics = server.metrics().await;
+    assert!(metrics.contains(r#"event="unread_closed""#), "{metrics}");
+    still_answers(&server).await;
+}

@@ -39,6 +39,8 @@ pub(crate) struct Serving {
     /// Open connections at most; the listener stops accepting while all are taken.
     pub cap: usize,
     open: Arc<Semaphore>,
+    /// Bytes of answers made and not yet taken by their clients, over every connection.
+    unsent: Arc<AtomicUsize>,
     /// The open connections, oldest first, so an idle one can be closed for a new one.
     live: Mutex<std::collections::VecDeque<std::sync::Weak<Activity>>>,
     draining: watch::Receiver<bool>,
@@ -83,6 +85,7 @@ impl Serving {
             cap: cap.max(1),
             open: Arc::new(Semaphore::new(cap.max(1))),
             live: Mutex::new(std::collections::VecDeque::new()),
+            unsent: Arc::default(),
             draining: rx,
             metrics,
             throttle: Throttle::new(Duration::from_secs(10)),
@@ -261,20 +264,26 @@ impl Serving {
         builder
             .http2()
             .timer(TokioTimer::new())
-            .max_concurrent_streams(250)
+            .max_concurrent_streams(100)
             .max_frame_size(512 * 1024)
             .max_pending_accept_reset_streams(64)
             .keep_alive_interval(Some(Duration::from_secs(30)))
             .keep_alive_timeout(Duration::from_secs(10));
         let router = self.router.clone();
         let tracked = activity.clone();
+        // The answers this connection has made and its client has not yet taken: a client
+        // that never reads (an HTTP/2 window of 0) pins them, so past a cap, for the
+        // connection or for the listener, the connection is closed and they are freed.
+        let held = Held { conn: Arc::default(), total: self.unsent.clone(), over: Arc::new(Notify::new()) };
+        let holding = held.clone();
         let service = tower::service_fn(move |request: axum::http::Request<hyper::body::Incoming>| {
             let turn = tracked.begin();
             let response = tower::ServiceExt::oneshot(router.clone(), request);
+            let holding = holding.clone();
             async move {
                 let r = response.await;
                 drop(turn);
-                r
+                r.map(|answer| answer.map(|body| axum::body::Body::new(Unsent::new(body, holding))))
             }
         });
         let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
@@ -311,6 +320,16 @@ impl Serving {
                     if changed.is_err() {
                         conn.as_mut().graceful_shutdown();
                         closing = true;
+                    }
+                }
+                // Answers its client does not take, past the cap: closed, and they are freed.
+                () = held.over.notified() => {
+                    if held.over_cap() {
+                        self.event("unread_closed");
+                        if let Some(skipped) = self.throttle.admit() {
+                            tracing::warn!(%peer, listener = self.name, held = held.conn.load(Ordering::SeqCst), skipped, "closing a connection whose client does not read its answers");
+                        }
+                        return;
                     }
                 }
                 // Closed to make room for a new connection: only while it serves nothing.
@@ -404,6 +423,86 @@ impl Streams {
         if !running.is_empty() {
             tokio::spawn(async move { running.for_each(|()| async {}).await });
         }
+    }
+}
+
+/// The most answer bytes one connection may hold that its client has not taken.
+const UNSENT_PER_CONNECTION: usize = 4 << 20;
+/// The most answer bytes all of a listener's connections may hold; past it, a connection
+/// holding more than its share of it is closed.
+const UNSENT_TOTAL: usize = 64 << 20;
+
+/// The answer bytes a connection holds unsent, and the listener's total.
+#[derive(Clone)]
+struct Held {
+    conn: Arc<AtomicUsize>,
+    total: Arc<AtomicUsize>,
+    over: Arc<Notify>,
+}
+
+impl Held {
+    fn over_cap(&self) -> bool {
+        let conn = self.conn.load(Ordering::SeqCst);
+        conn > UNSENT_PER_CONNECTION
+            || (self.total.load(Ordering::SeqCst) > UNSENT_TOTAL && conn > UNSENT_TOTAL / 64)
+    }
+
+    fn add(&self, n: usize) {
+        self.conn.fetch_add(n, Ordering::SeqCst);
+        self.total.fetch_add(n, Ordering::SeqCst);
+        if self.over_cap() {
+            self.over.notify_one();
+        }
+    }
+
+    fn sub(&self, n: usize) {
+        self.conn.fetch_sub(n, Ordering::SeqCst);
+        self.total.fetch_sub(n, Ordering::SeqCst);
+    }
+}
+
+/// An answer's body, counted as held until its stream is done with it.
+struct Unsent {
+    body: axum::body::Body,
+    left: usize,
+    held: Held,
+}
+
+impl Unsent {
+    fn new(body: axum::body::Body, held: Held) -> Unsent {
+        use http_body::Body as _;
+        let left = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX / 2);
+        held.add(left);
+        Unsent { body, left, held }
+    }
+}
+
+impl http_body::Body for Unsent {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        // Bytes polled are not yet sent: hyper takes a chunk, then waits for the client's
+        // window to send it, holding the body until it has. So they count until the body is
+        // dropped, when its stream is done (sent, or reset).
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Unsent {
+    fn drop(&mut self) {
+        self.held.sub(self.left);
     }
 }
 
