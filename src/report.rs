@@ -850,7 +850,7 @@ pub fn check_each(
             input => input,
         };
         if let Some(reason) = match &input {
-            Input::File(path) => unreadable(path),
+            Input::File(path) => crate::source::oversized(path).or_else(|| unreadable(path)),
             Input::Read(_) => None,
         } {
             unreadable_file(&mut report, engine, &file, &reason);

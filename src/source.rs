@@ -20,8 +20,8 @@ mod split;
 mod tabs;
 
 pub use files::{
-    discover, is_document_file, is_stream, is_utf16, read_all, read_text, text_of, walk, write_text, Walked,
-    NO_DOCUMENT_FILES,
+    discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text, text_of,
+    walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
 };
 pub use split::{kubectl_split, KubectlSplit};
 pub use tabs::{go_yaml_refused_tab, RefusedTab};
@@ -556,7 +556,7 @@ fn general_from(
         );
         printable.json = json;
         let mut parser = Parser::new(printable);
-        let error = parser.load(&mut builder, true).err();
+        let error = load_iteratively(&mut parser, &mut builder).err();
         drop(parser);
         if let Some(e) = error.as_ref().filter(|e| e.info() == TAB_AFTER_COLON) {
             // The lines before the document are let go of at a line's end; this one may not have come.
@@ -1517,6 +1517,24 @@ fn go_float(text: &str) -> Option<Number> {
     form.is_match(text).then(|| text.parse::<f64>().ok()).flatten().and_then(Number::from_f64)
 }
 
+/// Feed every event of the stream to `builder`, one after another. The parser's own `load`
+/// recurses once for each level a document nests, so 30 000 `- ` on one line overflowed the
+/// stack before the builder's depth limit could stop it; this loop keeps no stack of its own
+/// and gives the builder the same events in the same order.
+fn load_iteratively<T: Iterator<Item = char>>(
+    parser: &mut Parser<T>,
+    builder: &mut Builder<'_>,
+) -> Result<(), yaml_rust2::ScanError> {
+    loop {
+        let (ev, mark) = parser.next_token()?;
+        let end = ev == Event::StreamEnd;
+        builder.on_event(ev, mark);
+        if end {
+            return Ok(());
+        }
+    }
+}
+
 impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         self.on(ev, Position::of(mark));
@@ -1595,6 +1613,12 @@ impl Builder<'_> {
                 if let Some((kubectl, text, key)) = ambiguous {
                     self.ambiguous_scalar(text, kubectl, key, mark);
                 }
+            }
+            // An alias of an anchor no node of this document set (the parser knows the
+            // anchors of earlier documents too): refused as the parser's own loader refused it.
+            Event::Alias(id) if !self.anchors.contains_key(&id) => {
+                self.fail("while parsing node, found unknown anchor", mark);
+                self.halted = true;
             }
             Event::Alias(id) => {
                 // The size is counted before the anchored value is copied.

@@ -1070,3 +1070,58 @@ fn a_format_has_one_decoder_and_a_removed_member_takes_a_new_version() {
     let added = write("added.yaml", &registry("shop", &[entry("1", "name, replicas, image, size")]));
     covenant().arg("check").arg(&added).arg("--base").arg(&old).assert().code(0);
 }
+
+/// A hostile repository cannot hang or crash `check`, `diff` or `--context`: a `*.yaml`
+/// symlink to `/dev/zero` (which spun forever) and a FIFO with no writer (which blocked
+/// forever) are left out of a walk, said; a 300 MiB sparse file (read whole before) is
+/// refused by its size; 30 000 `- ` on one line (a stack overflow, exit 134) is refused at the
+/// nesting limit; `check - < /dev/zero` (read until memory ran out) is refused past the limit.
+#[test]
+fn a_hostile_repository_is_refused_in_bounded_time_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", repo.join("zero.yaml")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(repo.join("fifo.yaml")).status().unwrap().success());
+    std::fs::File::create(repo.join("sparse.yaml")).unwrap().set_len(300 << 20).unwrap();
+    let deep = format!("{}x\n", "- ".repeat(30_000));
+    std::fs::write(repo.join("deep.yaml"), &deep).unwrap();
+    std::fs::write(repo.join("ok.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n").unwrap();
+    let bounded = || {
+        let mut c = covenant();
+        c.timeout(std::time::Duration::from_secs(60));
+        c
+    };
+    let out = bounded().arg("check").arg(&repo).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("zero.yaml was not read: it is not a regular file"), "{stdout}");
+    assert!(stdout.contains("fifo.yaml was not read: it is not a regular file"), "{stdout}");
+    assert!(stdout.contains("sparse.yaml") && stdout.contains("more than the 256 MiB"), "{stdout}");
+    assert!(stdout.contains("collections nest more than 512 deep"), "{stdout}");
+    // The same document through diff and as context.
+    let deep_file = repo.join("deep.yaml");
+    let out = bounded().arg("diff").arg(&deep_file).arg(&deep_file).output().unwrap();
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{:?}", out.status);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nest more than 512"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out =
+        bounded().arg("check").arg(repo.join("ok.yaml")).arg("--context").arg(&deep_file).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0..=2)), "{:?}", out.status);
+    // stdin without end.
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+        .args(["check", "-"])
+        .stdin(zero)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("more than 256 MiB"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

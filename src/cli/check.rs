@@ -1,7 +1,6 @@
 //! `covenant check`: documents read one at a time and judged, with the launcher's build
 //! inputs, a base to compare with (a directory or a git ref), baselines and `--fix`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -168,8 +167,8 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     for path in args.paths.iter().chain(&declaration_files) {
         if path.as_os_str() == "-" {
-            let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).context("cannot read stdin")?;
+            let bytes =
+                crate::source::read_bounded(std::io::stdin(), "stdin").context("cannot read stdin")?;
             let text = crate::source::text_of(bytes).context("cannot read stdin")?;
             queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
             continue;
@@ -198,10 +197,12 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         let (name, text) = match input {
             Input::Read(source) => (source.name.clone(), source.text.clone()),
             // Streamed for the word first: a file without it is not held whole.
-            Input::File(file) if mentions(file, b"Registry") => match std::fs::read(file) {
-                Ok(bytes) => (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()),
-                Err(_) => continue,
-            },
+            Input::File(file) if crate::source::oversized(file).is_none() && mentions(file, b"Registry") => {
+                match std::fs::read(file) {
+                    Ok(bytes) => (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()),
+                    Err(_) => continue,
+                }
+            }
             Input::File(_) => continue,
         };
         if !text.contains("Registry") {

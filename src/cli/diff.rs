@@ -64,9 +64,8 @@ impl Compared {
             );
         }
         let mut text = if path == Path::new("-") {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-                .and_then(|_| crate::source::text_of(bytes))
+            crate::source::read_bounded(std::io::stdin(), "stdin")
+                .and_then(crate::source::text_of)
                 .context("cannot read stdin")?
         } else {
             crate::source::read_text(path).with_context(|| format!("cannot read {name}"))?

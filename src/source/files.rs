@@ -33,7 +33,42 @@ pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, String)>, (PathBuf, std::io
 /// through go-yaml, which decodes it). Anything else is `InvalidData`, as `read_to_string`
 /// says it.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    text_of(std::fs::read(path)?)
+    text_of(read_bounded(std::fs::File::open(path)?, &path.display().to_string())?)
+}
+
+/// The most bytes covenant reads from one file, pipe or stdin: a file past it (a sparse 2 GB
+/// file, `/dev/zero` named as input, `check - < /dev/zero`) is refused, never read into memory.
+/// Far above any manifest stream (a 50 000-document `helm template` is 171 MB).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Everything `reader` holds, refused past [`MAX_INPUT_BYTES`] (`name` says what it is).
+pub fn read_bounded(reader: impl std::io::Read, name: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_large(name));
+    }
+    Ok(bytes)
+}
+
+/// The refusal of an input over [`MAX_INPUT_BYTES`].
+pub fn too_large(name: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "{name} holds more than {} MiB, more than covenant reads from one input",
+            MAX_INPUT_BYTES >> 20
+        ),
+    )
+}
+
+/// Why a regular file is too large to read, from its size (sparse files included).
+pub fn oversized(path: &Path) -> Option<String> {
+    let len = std::fs::metadata(path).ok()?.len();
+    (len > MAX_INPUT_BYTES).then(|| {
+        format!("is {len} bytes, more than the {} MiB covenant reads from one input", MAX_INPUT_BYTES >> 20)
+    })
 }
 
 /// The byte order a UTF-16 text's mark says, from its first two bytes.
@@ -200,6 +235,13 @@ pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> 
                     continue;
                 }
                 stack.push(p);
+            } else if is_document_file(&p) && std::fs::metadata(&p).is_ok_and(|m| !m.is_file()) {
+                // A FIFO (which would block with no writer), a device (`/dev/zero` behind a
+                // symlink) or a socket is never read from a walk; named alone, it is read.
+                walked.notes.push(format!(
+                    "{} was not read: it is not a regular file (a pipe, device or socket); name it on its own to read it",
+                    p.display()
+                ));
             } else if is_document_file(&p) {
                 walked.files.push(p);
             } else if let Some(ext) = document_extension_cased_otherwise(&p) {
