@@ -190,9 +190,30 @@ pub fn decode_reading(body: impl Into<Bytes>, reading: Readings<'_>) -> Result<R
     // error to word, a member out of place) is decoded again by serde's derive below, which
     // says what is wrong, or reads the body the one pass declined.
     if let Some(parts) = read(&body, reading) {
+        parts.complete()?;
         return Ok(parts.review());
     }
     decode_whole(&body)
+}
+
+impl Parts<'_> {
+    /// What the operation writes is there: a CREATE or UPDATE without its object (and an
+    /// UPDATE without the object it replaces) is no review to admit unjudged.
+    fn complete(&self) -> Result<(), DecodeError> {
+        let op = self.operation.as_ref();
+        if matches!(op, "CREATE" | "UPDATE") && self.object.is_none() {
+            return Err(DecodeError::Malformed(format!(
+                "request.object: a {op} carries the object it writes, found none (null or absent)"
+            )));
+        }
+        if op == "UPDATE" && self.old_object.is_none() {
+            return Err(DecodeError::Malformed(
+                "request.oldObject: an UPDATE carries the object it replaces, found none (null or absent)"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// What a review holds that covenant keeps.
@@ -448,6 +469,7 @@ fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
     let present = |o: Option<&RawValue>| {
         o.filter(|r| r.get() != "null").map(|r| Object::from_raw(body.slice_ref(r.get().as_bytes())))
     };
+
     let parts = Parts {
         uid: request.uid,
         kind,
@@ -460,6 +482,7 @@ fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
         old_object: present(request.old_object),
         dry_run: request.dry_run,
     };
+    parts.complete()?;
     Ok(parts.review())
 }
 
@@ -688,7 +711,15 @@ mod tests {
             let e = decode(review(object, old)).unwrap_err().to_string();
             assert!(e.contains(member) && e.contains(found), "{e}");
         }
-        assert!(decode(review("{}", "null")).is_ok());
+        assert!(decode(review("{}", "{}")).is_ok());
+        // What the operation writes is there: an UPDATE without either object, a CREATE
+        // without its object, is malformed, never admitted unjudged.
+        for (object, old, member) in [("null", "{}", "request.object"), ("{}", "null", "request.oldObject")] {
+            let e = decode(review(object, old)).unwrap_err().to_string();
+            assert!(e.contains(member) && e.contains("found none"), "{e}");
+        }
+        let create = MINIMAL.replace(r#""object":{"a":1}"#, r#""object":null"#);
+        assert!(decode(create).unwrap_err().to_string().contains("a CREATE carries the object it writes"));
     }
 
     const MINIMAL: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{"username":"me"},"object":{"a":1},"oldObject":null}}"#;
