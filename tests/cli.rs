@@ -1125,3 +1125,21 @@ fn a_hostile_repository_is_refused_in_bounded_time_and_memory() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A file name that holds a newline (or an escape sequence) cannot forge a line of text
+/// output: it is written escaped, as a finding's quoted text is.
+#[test]
+fn control_characters_in_file_names_are_escaped_in_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "apps\ninput.yaml:1:1: error[CVN-000] forged\u{1b}[2J.yaml";
+    std::fs::write(
+        dir.path().join(name),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nmetadata: {}\n",
+    )
+    .unwrap();
+    let out = covenant().arg("check").arg(dir.path()).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.lines().all(|l| !l.starts_with("input.yaml")), "a forged line: {text}");
+    assert!(!text.contains('\u{1b}'), "an escape sequence reached the terminal: {text}");
+    assert!(text.contains("apps\\u{a}input.yaml"), "{text}");
+}

@@ -196,10 +196,14 @@ async fn tls_1_2_and_1_3_are_both_served() {
 
 /// A pair made by hand: valid from `from` to `until` (seconds from now), for `names`.
 fn pair(names: &[&str], from: i64, until: i64) -> DevCerts {
+    pair_around(time::OffsetDateTime::now_utc(), names, from, until)
+}
+
+/// A pair valid from `from` to `until` seconds around `now`.
+fn pair_around(now: time::OffsetDateTime, names: &[&str], from: i64, until: i64) -> DevCerts {
     let key = rcgen::KeyPair::generate().unwrap();
     let mut params =
         rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
-    let now = time::OffsetDateTime::now_utc();
     params.not_before = now + time::Duration::seconds(from);
     params.not_after = now + time::Duration::seconds(until);
     let cert = params.self_signed(&key).unwrap();
@@ -250,8 +254,12 @@ async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving()
         }
     });
     let mut failures = 0;
+    // Two expired pairs that fail alike (the same dates, so the same message): two failed
+    // reloads, each counted.
+    let then = time::OffsetDateTime::now_utc();
     for (version, unfit) in [
-        ("expired", pair(&["localhost", "127.0.0.1"], -7200, -3600)),
+        ("expired", pair_around(then, &["localhost", "127.0.0.1"], -7200, -3600)),
+        ("expired-again", pair_around(then, &["localhost", "127.0.0.1"], -7200, -3600)),
         ("future", pair(&["localhost", "127.0.0.1"], 3600, 7200)),
         ("narrower", pair(&["other.example"], -60, 3600)),
     ] {
@@ -281,4 +289,56 @@ async fn a_certificate_unfit_to_serve_is_refused_and_the_old_one_keeps_serving()
     assert_eq!(reloads(&server.metrics().await, "success"), 1);
     let new = client(&[&second.ca_pem], server.webhook, false, None);
     assert_eq!(post(&new, &url, sample()).await.status(), 200);
+}
+
+/// A serving pair that is expired (or not yet valid) when covenant starts is served, so a
+/// renewal written later is picked up, but said loudly at start: an error line naming it,
+/// and a failed reload counted, where it was served in silence.
+#[test]
+fn an_expired_certificate_at_start_up_is_said_loudly() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let expired = pair(&["localhost", "127.0.0.1"], -7200, -3600);
+    let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert, &expired.cert_pem).unwrap();
+    std::fs::write(&key, &expired.key_pem).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+        .args([
+            "serve",
+            "--offline",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+        ])
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = None;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line.contains("the serving certificate is not valid now") {
+            said = Some(line);
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = said.expect("no error line about the expired certificate");
+    assert!(line.contains("ERROR") || line.contains("\"level\":\"ERROR\""), "{line}");
+    assert!(line.contains("expired at"), "{line}");
 }

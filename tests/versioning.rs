@@ -746,6 +746,19 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     assert_eq!(page["constructs"].as_array().unwrap().len(), 1);
     assert_eq!(page["next"], 1);
     assert_eq!(page["constructs"][0], cli["constructs"][0]);
+    // An offset that would overflow is a 400, not a page whose next wraps to 0.
+    let huge = format!("http://{}/api/v0/status?offset={}&limit=10", server.admin, usize::MAX);
+    let resp = reqwest::get(huge).await.unwrap();
+    assert_eq!(resp.status(), 400);
+    assert!(resp.text().await.unwrap().contains("query parameter offset"));
+    let far: Value =
+        reqwest::get(format!("http://{}/api/v0/status?offset=4294967296&limit=1000", server.admin))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    assert!(far["constructs"].as_array().unwrap().is_empty() && far.get("next").is_none(), "{far}");
 }
 
 /// `/api/v0/compare` answers the contract diff of two published versions, byte for byte what

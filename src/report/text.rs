@@ -13,7 +13,7 @@ pub fn render(report: &Report) -> String {
         let _ = write!(
             out,
             "{}:{}:{}: {}[{}] ",
-            e.file,
+            printable(&e.file),
             e.at.line,
             e.at.column,
             f.severity().as_str(),
@@ -28,14 +28,15 @@ pub fn render(report: &Report) -> String {
         }
     }
     for note in report.all_notes() {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "note: {}", printable(&note));
     }
-    let _ = writeln!(out, "{}", report.summary());
+    let _ = writeln!(out, "{}", printable(&report.summary()));
     out
 }
 
-/// Text safe for a terminal: control characters a finding quotes from a document (an escape
-/// sequence, a carriage return) are written as `\u{1b}`, never sent to the terminal.
+/// Text safe for a terminal: control characters a finding quotes from a document or a file
+/// name holds (an escape sequence, a carriage return, a newline that would forge a line of
+/// output) are written as `\u{1b}`, never sent to the terminal.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(s);

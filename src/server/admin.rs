@@ -82,6 +82,9 @@ struct Page {
     offset: usize,
 }
 
+/// The largest `offset` a page may start at.
+const MAX_OFFSET: usize = 1 << 32;
+
 fn default_limit() -> usize {
     100
 }
@@ -105,6 +108,16 @@ async fn off_worker<T: Send + 'static>(
 async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>) -> Response {
     let Page { limit, offset } = query.0;
     let limit = limit.clamp(1, 1000);
+    // An offset past what any listing holds is a request for nothing, said: never a page that
+    // wraps around to the start.
+    if offset > MAX_OFFSET {
+        return Problem::bad_request(
+            "invalid-query",
+            "Invalid query parameter",
+            format!("query parameter offset: expected at most {MAX_OFFSET}, found {offset}"),
+        )
+        .into_response();
+    }
     let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
     let usage =
         off_worker("status", move || crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1))
@@ -118,8 +131,8 @@ async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>
             usage["total"] = total.into();
             usage["offset"] = offset.into();
             usage["limit"] = limit.into();
-            if offset + limit < total {
-                usage["next"] = (offset + limit).into();
+            if let Some(next) = offset.checked_add(limit).filter(|n| *n < total) {
+                usage["next"] = next.into();
             }
             axum::Json(usage).into_response()
         }

@@ -174,6 +174,18 @@ impl Tls {
         if let Some(t) = loaded.not_after {
             metrics.certificate_expiry.set(t as f64);
         }
+        // A pair that is expired or not yet valid is served (a renewal is picked up as it is
+        // written), but said loudly: the apiserver refuses the handshake until then, and every
+        // review falls to its failure policy.
+        if let Some(Error::Invalid { reason, .. }) = unfit(&loaded, &[], &paths.cert) {
+            let reason = reason.split("; the one in service").next().unwrap_or(&reason).to_string();
+            tracing::error!(
+                cert = %paths.cert.display(),
+                reason,
+                "the serving certificate is not valid now: the apiserver will refuse every handshake until a valid one is written"
+            );
+            metrics.tls_reloads.with_label_values(&["failure"]).inc();
+        }
         let resolver = Arc::new(ReloadingResolver { current: ArcSwap::new(loaded.key) });
         let builder = ServerConfig::builder_with_provider(provider())
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
@@ -221,12 +233,22 @@ impl Tls {
         let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
         match &outcome {
             Err(e) => {
-                let why = e.to_string();
-                if refused.as_deref() == Some(why.as_str()) {
+                // One attempt is one pair of files as written (or one way of failing to read
+                // them): each pair refused counts once, whatever its message says, so a second
+                // broken pair that fails the same way counts too.
+                let attempt = match (read(&self.paths.cert), read(&self.paths.key)) {
+                    (Ok(cert), Ok(key)) => {
+                        use sha2::Digest;
+                        let digest = sha2::Sha256::new().chain_update(&cert).chain_update(&key).finalize();
+                        format!("{digest:x}")
+                    }
+                    _ => e.to_string(),
+                };
+                if refused.as_deref() == Some(attempt.as_str()) {
                     // Already counted and said.
                     return Ok(false);
                 }
-                *refused = Some(why);
+                *refused = Some(attempt);
                 metrics.tls_reloads.with_label_values(&["failure"]).inc();
             }
             Ok(true) => *refused = None,
