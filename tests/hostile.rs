@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{post, Setup, TestServer};
-use rustls_pki_types::pem::PemObject;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -294,29 +293,7 @@ async fn streams_of_one_http2_connection_are_answered_while_another_waits_for_it
 
 /// A TLS connection to the server, handshake done, for writing raw HTTP/1.1.
 async fn raw_tls(server: &TestServer) -> tokio_rustls::client::TlsStream<TcpStream> {
-    tls_to(server.webhook, &server.ca_pem, Vec::new()).await
-}
-
-/// A TLS connection to `addr` trusting `ca_pem`, offering `alpn`, handshake done.
-async fn tls_to(
-    addr: std::net::SocketAddr,
-    ca_pem: &str,
-    alpn: Vec<Vec<u8>>,
-) -> tokio_rustls::client::TlsStream<TcpStream> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let mut config =
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    config.alpn_protocols = alpn;
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
+    common::tls_to(server.webhook, &server.ca_pem, Vec::new()).await
 }
 
 /// Whether the server closed the connection within `within` (a read sees the end or an error).
@@ -755,7 +732,7 @@ async fn reviews_past_the_in_flight_limit_wait_then_get_429() {
 
 /// A TLS connection with ALPN `h2`, handshake done.
 async fn h2_tls(addr: std::net::SocketAddr, ca_pem: &str) -> tokio_rustls::client::TlsStream<TcpStream> {
-    tls_to(addr, ca_pem, vec![b"h2".to_vec()]).await
+    common::tls_h2(addr, ca_pem).await
 }
 
 /// `--idle-timeout` holds for every connection: a TLS connection that sends nothing after

@@ -269,3 +269,74 @@ fn the_served_webhook_writes_nothing_but_its_log_lines() {
         }
     }
 }
+
+/// Drains finish their answers: over one multiplexed HTTP/2 connection carrying a steady load
+/// (as the apiserver's Go client multiplexes), a shutdown lets every stream the server took
+/// write its whole answer. An answer whose head arrived always arrives whole; a stream the
+/// server did not take is refused before any of it (the client may send it elsewhere). Answers
+/// of about 100 KB, three runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
+    use http_body_util::BodyExt;
+    for run in 0..3 {
+        let mut server =
+            TestServer::with(Setup { config: common::versioned_config(), ..Setup::default() }).await;
+        let url = server.url("/api/v0/validate");
+        let io = hyper_util::rt::TokioIo::new(common::tls_h2(server.webhook, &server.ca_pem).await);
+        let (sender, conn) =
+            hyper::client::conn::http2::handshake::<_, _, String>(hyper_util::rt::TokioExecutor::new(), io)
+                .await
+                .unwrap();
+        let connection = tokio::spawn(conn);
+        // Answers of about 100 KB (150 undeclared members with long names, denied), so a
+        // stream's answer takes many frames to write.
+        let mut doc = serde_json::json!({"schema": "shop.app", "version": "1", "name": "web"});
+        for i in 0..150 {
+            doc[format!("member-{i}-{}", "x".repeat(1000))] = serde_json::json!(i);
+        }
+        let sent = common::review("big", "shop.example.com", "App", doc);
+        let body = sent.to_string();
+        let workers: Vec<_> = (0..32)
+            .map(|_| {
+                let (mut sender, url, body, uid) =
+                    (sender.clone(), url.clone(), body.clone(), sent["request"]["uid"].clone());
+                tokio::spawn(async move {
+                    let (mut whole, mut cut, mut refused) = (0, 0, 0);
+                    loop {
+                        let request = http::Request::post(&url)
+                            .header("content-type", "application/json")
+                            .body(body.clone())
+                            .unwrap();
+                        match sender.send_request(request).await {
+                            Ok(resp) => match resp.into_body().collect().await {
+                                Ok(b) => {
+                                    let v: Value = serde_json::from_slice(&b.to_bytes()).unwrap();
+                                    assert_eq!(v["response"]["uid"], uid);
+                                    whole += 1;
+                                }
+                                Err(_) => cut += 1,
+                            },
+                            Err(_) => {
+                                refused += 1;
+                                break;
+                            }
+                        }
+                    }
+                    (whole, cut, refused)
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let stopped = server.shutdown();
+        let (mut whole, mut cut) = (0, 0);
+        for w in workers {
+            let (a, b, _) = tokio::time::timeout(Duration::from_secs(20), w).await.unwrap().unwrap();
+            whole += a;
+            cut += b;
+        }
+        tokio::time::timeout(Duration::from_secs(20), stopped).await.expect("server did not stop").unwrap();
+        let _ = connection.await;
+        assert!(whole > 0, "run {run}: no answer before the drain");
+        assert_eq!(cut, 0, "run {run}: {cut} answer(s) began and were cut off ({whole} whole)");
+    }
+}

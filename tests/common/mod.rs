@@ -265,3 +265,34 @@ pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
 pub fn as_item(doc: &str) -> String {
     doc.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n").replacen("  ", "- ", 1)
 }
+
+/// A TLS connection to `addr` trusting `ca_pem`, offering `alpn`, handshake done.
+pub async fn tls_to(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+    alpn: Vec<Vec<u8>>,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls_pki_types::pem::PemObject;
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    config.alpn_protocols = alpn;
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    connector.connect("localhost".try_into().unwrap(), tcp).await.unwrap()
+}
+
+/// A TLS connection to `addr` trusting `ca_pem` that negotiated HTTP/2, handshake done.
+pub async fn tls_h2(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    tls_to(addr, ca_pem, vec![b"h2".to_vec()]).await
+}
