@@ -181,7 +181,7 @@ impl Bound {
         }
 
         let metrics = state.metrics.clone();
-        let (serving, drain) = conn::Serving::new(
+        let (mut serving, drain) = conn::Serving::new(
             "webhook",
             Some(TlsAcceptor::from(tls.config.clone())),
             router(state),
@@ -190,6 +190,9 @@ impl Bound {
             options.max_connections,
             metrics,
         );
+        if let Some(s) = Arc::get_mut(&mut serving) {
+            s.full = Some(readiness.clone());
+        }
         readiness.set_loaded();
         tracing::info!(webhook = %webhook_addr, admin = %admin_addr, max_connections = serving.cap, "covenant serving");
         serving.accept(&webhook, shutdown).await;

@@ -1069,6 +1069,11 @@ async fn a_client_that_never_reads_its_answers_is_cut_off() {
         doc[format!("member-{i}-{}", "x".repeat(1000))] = json!(i);
     }
     let body = common::review("big", "shop.example.com", "App", doc).to_string();
+    // Each answer is large enough that 100 of them (the streams a connection may open) are
+    // well past the 4 MiB a connection may hold unsent.
+    let answer =
+        post(&server.h2(), &server.url("/api/v0/validate"), body.clone()).await.bytes().await.unwrap();
+    assert!(answer.len() * 100 > 6 << 20, "an answer of {} bytes", answer.len());
     let io = hyper_util::rt::TokioIo::new(h2_tls(server.webhook, &server.ca_pem).await);
     let (sender, conn) = hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
         .initial_stream_window_size(0)
@@ -1076,7 +1081,7 @@ async fn a_client_that_never_reads_its_answers_is_cut_off() {
         .await
         .unwrap();
     let connection = tokio::spawn(conn);
-    let url = server.url("/api/v0/validate");
+    let url = format!("{}?timeout=30s", server.url("/api/v0/validate"));
     let asked: Vec<_> = (0..100)
         .map(|_| {
             let mut sender = sender.clone();
@@ -1084,16 +1089,67 @@ async fn a_client_that_never_reads_its_answers_is_cut_off() {
                 .header("content-type", "application/json")
                 .body(body.clone())
                 .unwrap();
-            tokio::spawn(async move { sender.send_request(request).await.map(|r| r.status().as_u16()) })
+            // The answer is kept and never read: dropping it would reset its stream.
+            tokio::spawn(async move { sender.send_request(request).await })
         })
         .collect();
-    // The server closes the connection; the client's side of it ends.
-    let ended = tokio::time::timeout(Duration::from_secs(20), connection).await;
-    assert!(ended.is_ok(), "a connection pinning its answers was kept open");
+    let mut kept = Vec::new();
     for task in asked {
-        let _ = task.await;
+        if let Ok(Ok(answer)) = task.await {
+            kept.push(answer);
+        }
     }
+    // The server closes the connection; the client's side of it ends.
+    let ended = tokio::time::timeout(Duration::from_secs(90), connection).await;
+    drop(kept);
+    assert!(
+        ended.is_ok(),
+        "a connection pinning its answers was kept open: {}",
+        server
+            .metrics()
+            .await
+            .lines()
+            .filter(|l| l.contains("connection_events") || l.contains("admission_requests_total"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     let metrics = server.metrics().await;
     assert!(metrics.contains(r#"event="unread_closed""#), "{metrics}");
     still_answers(&server).await;
+}
+
+/// Readiness says when covenant cannot take a connection: with every webhook slot serving a
+/// request (none idle to close), a new connection waits and /readyz answers 503 naming why,
+/// until a slot is free again.
+#[tokio::test(flavor = "multi_thread")]
+async fn readiness_drops_while_every_connection_slot_serves_a_request() {
+    let server = Arc::new(
+        TestServer::with(Setup {
+            max_connections: 2,
+            read_timeout: Duration::from_secs(4),
+            ..Setup::default()
+        })
+        .await,
+    );
+    let url = server.url("/api/v0/validate");
+    let busy: Vec<_> = (0..2)
+        .map(|_| {
+            // A client of its own each: two connections, each serving a slow request.
+            let (client, url) = (server.h1(), url.clone());
+            tokio::spawn(async move { post_slowly(&client, &url).await.map(|r| r.status().as_u16()) })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let waiting = TcpStream::connect(server.webhook).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ready = reqwest::get(format!("http://{}/readyz", server.admin)).await.unwrap();
+    assert_eq!(ready.status(), 503);
+    assert!(ready.text().await.unwrap().contains("connection slot"));
+    for b in busy {
+        let _ = b.await;
+    }
+    drop(waiting);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ready = reqwest::get(format!("http://{}/readyz", server.admin)).await.unwrap();
+    assert_eq!(ready.status(), 200);
 }

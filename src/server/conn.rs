@@ -39,6 +39,8 @@ pub(crate) struct Serving {
     /// Open connections at most; the listener stops accepting while all are taken.
     pub cap: usize,
     open: Arc<Semaphore>,
+    /// The readiness told when every slot serves a request (the webhook's; none for admin).
+    pub full: Option<Arc<crate::server::state::Readiness>>,
     /// Bytes of answers made and not yet taken by their clients, over every connection.
     unsent: Arc<AtomicUsize>,
     /// The open connections, oldest first, so an idle one can be closed for a new one.
@@ -86,6 +88,7 @@ impl Serving {
             open: Arc::new(Semaphore::new(cap.max(1))),
             live: Mutex::new(std::collections::VecDeque::new()),
             unsent: Arc::default(),
+            full: None,
             draining: rx,
             metrics,
             throttle: Throttle::new(Duration::from_secs(10)),
@@ -129,14 +132,23 @@ impl Serving {
             let permit = match self.open.clone().try_acquire_owned() {
                 Ok(p) => p,
                 Err(_) => {
-                    self.reclaim();
-                    tokio::select! {
+                    // None idle to close: every slot serves a request, and readiness says so
+                    // until one is free.
+                    let full = !self.reclaim();
+                    if let Some(r) = self.full.as_ref().filter(|_| full) {
+                        r.set_full(true);
+                    }
+                    let permit = tokio::select! {
                         p = self.open.clone().acquire_owned() => match p {
                             Ok(p) => p,
                             Err(_) => return,
                         },
                         () = &mut stop => return,
+                    };
+                    if let Some(r) = &self.full {
+                        r.set_full(false);
                     }
+                    permit
                 }
             };
             let serving = self.clone();
@@ -149,8 +161,8 @@ impl Serving {
         }
     }
 
-    /// Close the connection idle the longest, if one is idle.
-    fn reclaim(&self) {
+    /// Close the connection idle the longest, if one is idle; whether one was.
+    fn reclaim(&self) -> bool {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         live.retain(|w| w.strong_count() > 0);
         let idlest = live
@@ -158,10 +170,14 @@ impl Serving {
             .filter_map(std::sync::Weak::upgrade)
             .filter(|a| a.in_flight() == 0 && !a.evicted.load(Ordering::SeqCst))
             .min_by_key(|a| a.idle_since());
-        if let Some(a) = idlest {
-            a.evicted.store(true, Ordering::SeqCst);
-            a.evict.notify_one();
-            self.event("reclaimed");
+        match idlest {
+            Some(a) => {
+                a.evicted.store(true, Ordering::SeqCst);
+                a.evict.notify_one();
+                self.event("reclaimed");
+                true
+            }
+            None => false,
         }
     }
 
@@ -274,7 +290,12 @@ impl Serving {
         // The answers this connection has made and its client has not yet taken: a client
         // that never reads (an HTTP/2 window of 0) pins them, so past a cap, for the
         // connection or for the listener, the connection is closed and they are freed.
-        let held = Held { conn: Arc::default(), total: self.unsent.clone(), over: Arc::new(Notify::new()) };
+        let held = Held {
+            conn: Arc::default(),
+            total: self.unsent.clone(),
+            over: Arc::new(Notify::new()),
+            taken: Arc::new(Mutex::new(Instant::now())),
+        };
         let holding = held.clone();
         let service = tower::service_fn(move |request: axum::http::Request<hyper::body::Incoming>| {
             let turn = tracked.begin();
@@ -294,6 +315,9 @@ impl Serving {
         // so a request costs the connection no timer and no wake-up of its own.
         let idle = tokio::time::sleep_until(activity.idle_since() + self.idle_timeout);
         tokio::pin!(idle);
+        let stall = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(stall);
+        let mut stall_at: Option<Instant> = None;
         let mut closing = false;
         loop {
             if !closing {
@@ -322,14 +346,28 @@ impl Serving {
                         closing = true;
                     }
                 }
-                // Answers its client does not take, past the cap: closed, and they are freed.
-                () = held.over.notified() => {
+                // Answers past the cap: looked at again once the client has had `STALLED` to
+                // take one; a client that reads (however many answers it has asked for) keeps
+                // its connection, one that takes none is closed and its answers freed.
+                () = held.over.notified(), if stall_at.is_none() => {
                     if held.over_cap() {
+                        let at = held.last_taken() + STALLED;
+                        stall.as_mut().reset(at);
+                        stall_at = Some(at);
+                    }
+                }
+                () = stall.as_mut(), if stall_at.is_some() => {
+                    stall_at = None;
+                    if held.over_cap() && held.last_taken().elapsed() >= STALLED {
                         self.event("unread_closed");
                         if let Some(skipped) = self.throttle.admit() {
                             tracing::warn!(%peer, listener = self.name, held = held.conn.load(Ordering::SeqCst), skipped, "closing a connection whose client does not read its answers");
                         }
                         return;
+                    } else if held.over_cap() {
+                        let at = held.last_taken() + STALLED;
+                        stall.as_mut().reset(at);
+                        stall_at = Some(at);
                     }
                 }
                 // Closed to make room for a new connection: only while it serves nothing.
@@ -426,7 +464,8 @@ impl Streams {
     }
 }
 
-/// The most answer bytes one connection may hold that its client has not taken.
+/// The most answer bytes one connection may hold that its client has not taken before it
+/// must show it reads (take an answer within `STALLED`).
 const UNSENT_PER_CONNECTION: usize = 4 << 20;
 /// The most answer bytes all of a listener's connections may hold; past it, a connection
 /// holding more than its share of it is closed.
@@ -438,6 +477,8 @@ struct Held {
     conn: Arc<AtomicUsize>,
     total: Arc<AtomicUsize>,
     over: Arc<Notify>,
+    /// When the client last took a whole answer (or the connection opened).
+    taken: Arc<Mutex<Instant>>,
 }
 
 impl Held {
@@ -458,8 +499,17 @@ impl Held {
     fn sub(&self, n: usize) {
         self.conn.fetch_sub(n, Ordering::SeqCst);
         self.total.fetch_sub(n, Ordering::SeqCst);
+        *self.taken.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn last_taken(&self) -> Instant {
+        *self.taken.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// How long a connection past its cap of unsent answers may go without its client taking one
+/// before it is closed.
+const STALLED: Duration = Duration::from_secs(5);
 
 /// An answer's body, counted as held until its stream is done with it.
 struct Unsent {

@@ -14,6 +14,8 @@ use crate::metrics::Metrics;
 pub struct Readiness {
     loaded: AtomicBool,
     draining: AtomicBool,
+    /// Every webhook connection slot serves a request: a new connection waits in the backlog.
+    full: AtomicBool,
 }
 
 impl Readiness {
@@ -27,10 +29,17 @@ impl Readiness {
         self.draining.store(true, Ordering::SeqCst);
     }
 
+    /// Mark whether every webhook connection slot is serving a request (none idle to reclaim).
+    pub fn set_full(&self, full: bool) {
+        self.full.store(full, Ordering::SeqCst);
+    }
+
     /// Whether the server should receive traffic, and if not, why.
     pub fn check(&self) -> Result<(), &'static str> {
         if self.draining.load(Ordering::SeqCst) {
             Err("draining")
+        } else if self.full.load(Ordering::SeqCst) {
+            Err("every webhook connection slot is serving a request (--max-connections); new connections wait")
         } else if !self.loaded.load(Ordering::SeqCst) {
             Err("certificate and config not loaded")
         } else {
