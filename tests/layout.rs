@@ -84,3 +84,38 @@ fn the_config_and_the_pure_parts_sit_below_the_engine_and_the_faces() {
         }
     }
 }
+
+/// `rust-version` in Cargo.toml is true: no locked dependency needs a newer Rust than the
+/// crate claims (kube 5, uuid and serde-saphyr need 1.89; 1.86 was claimed).
+#[test]
+fn the_claimed_rust_version_covers_every_locked_dependency() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--filter-platform",
+            "x86_64-unknown-linux-gnu",
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let version = |v: &str| -> [u64; 3] {
+        let mut parts = v.split('.').map(|p| p.parse().unwrap_or(0));
+        [parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0)]
+    };
+    let packages = meta["packages"].as_array().unwrap();
+    let ours = packages.iter().find(|p| p["name"] == "covenant").unwrap();
+    let claimed = version(ours["rust_version"].as_str().expect("Cargo.toml states rust-version"));
+    let newer: Vec<String> = packages
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?, p["version"].as_str()?, p["rust_version"].as_str()?)))
+        .filter(|(_, _, rv)| version(rv) > claimed)
+        .map(|(n, v, rv)| format!("{n} {v} needs {rv}"))
+        .collect();
+    assert!(newer.is_empty(), "rust-version {claimed:?} is below what dependencies need: {newer:?}");
+}
