@@ -280,7 +280,7 @@ fn main() {
         // The resident memory at the start of every minute, to see its shape, not just its ends.
         let per_minute: Vec<String> = rss
             .iter()
-            .filter(|s| (s.0 as u64) % 60 == 0)
+            .filter(|s| (s.0 as u64).is_multiple_of(60))
             .map(|s| format!("{:.1}", s.1 as f64 / 1024.0))
             .collect();
         println!("  RSS/min    {} MiB", per_minute.join(" "));

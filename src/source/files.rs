@@ -133,7 +133,7 @@ pub fn text_of(bytes: Vec<u8>) -> std::io::Result<String> {
         at += 2 * c.len_utf16();
         text.push(c);
     }
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(invalid(format!("not valid UTF-16: an odd byte at its end (byte {})", bytes.len() - 1)));
     }
     Ok(text)
