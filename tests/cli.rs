@@ -1143,3 +1143,45 @@ fn control_characters_in_file_names_are_escaped_in_text_output() {
     assert!(!text.contains('\u{1b}'), "an escape sequence reached the terminal: {text}");
     assert!(text.contains("apps\\u{a}input.yaml"), "{text}");
 }
+
+/// Nothing counted twice: a file named twice, or reached through a directory and a flag, is
+/// read once, and the summary counts its documents and findings once.
+#[test]
+fn a_file_named_twice_is_checked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nmetadata: {}\n").unwrap();
+    let once = covenant().arg("check").arg(&bad).assert().code(1);
+    let once = String::from_utf8(once.get_output().stdout.clone()).unwrap();
+    let spelled = dir.path().join(".").join("bad.yaml");
+    let twice = covenant().arg("check").arg(&bad).arg(&spelled).arg(dir.path()).assert().code(1);
+    let twice = String::from_utf8(twice.get_output().stdout.clone()).unwrap();
+    assert_eq!(once.lines().last(), twice.lines().last(), "{twice}");
+    assert!(twice.contains("1 document(s) checked"), "{twice}");
+}
+
+/// `diff --fail-on` gates CI on the size of a change whatever the policy says: a MINOR
+/// addition passes `--fail-on MAJOR` and fails `--fail-on MINOR`; no change passes even
+/// `--fail-on PATCH`.
+#[test]
+fn diff_fail_on_gates_on_the_largest_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = |fields: &[&str]| {
+        let properties: serde_json::Map<String, Value> =
+            fields.iter().map(|f| (f.to_string(), serde_json::json!({"type": "string"}))).collect();
+        serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": properties}}}}}]}})
+        .to_string()
+    };
+    let (old, new) = (dir.path().join("old.json"), dir.path().join("new.json"));
+    std::fs::write(&old, crd(&["size"])).unwrap();
+    std::fs::write(&new, crd(&["size", "color"])).unwrap();
+    covenant().arg("diff").arg(&old).arg(&new).args(["--fail-on", "MAJOR"]).assert().code(0);
+    let out = covenant().arg("diff").arg(&old).arg(&new).args(["--fail-on", "MINOR"]).assert().code(1);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr)
+        .contains("a MINOR change, at or above --fail-on MINOR"));
+    covenant().arg("diff").arg(&old).arg(&old).args(["--fail-on", "PATCH"]).assert().code(0);
+}

@@ -190,6 +190,13 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         walk_notes.extend(walked.notes);
         queued.extend(walked.files.into_iter().map(Input::File));
     }
+    // A file named twice (`check la la`, `check platform/ --dialect platform/dialects/`) is
+    // read and counted once, in the place it was first named.
+    let mut named = std::collections::HashSet::new();
+    queued.retain(|input| match input {
+        Input::File(file) => named.insert(std::fs::canonicalize(file).unwrap_or_else(|_| file.clone())),
+        Input::Read(_) => true,
+    });
     // The registries among the checked files declare one decoder per format between them,
     // as `--registry` given twice must: the later never silently wins.
     let mut registries = Vec::new();

@@ -43,6 +43,34 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DiffOutput::Text)]
     pub output: DiffOutput,
+    /// Also exit 1 when any change is at least this bump, whatever the policy and the declared
+    /// version say (a CI gate on MAJOR changes, say).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+}
+
+/// The bump at and above which `diff --fail-on` fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A breaking change.
+    #[value(name = "MAJOR", alias = "major")]
+    Major,
+    /// An addition or a breaking change.
+    #[value(name = "MINOR", alias = "minor")]
+    Minor,
+    /// Any change.
+    #[value(name = "PATCH", alias = "patch")]
+    Patch,
+}
+
+impl FailOn {
+    fn bump(self) -> crate::versioning::Bump {
+        match self {
+            FailOn::Major => crate::versioning::Bump::Major,
+            FailOn::Minor => crate::versioning::Bump::Minor,
+            FailOn::Patch => crate::versioning::Bump::Patch,
+        }
+    }
 }
 
 /// A document `diff` compares. A file of JSON text is kept as text, so a CRD's version schemas
@@ -194,5 +222,11 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         DiffOutput::Json => println!("{}", crate::report::diff::render_json(&d)),
         DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
     }
-    Ok(if d.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // The largest bump of any change (no change: none, so `--fail-on PATCH` passes it).
+    let largest = d.rows.iter().map(|r| r.judged.bump).chain(d.notes.iter().filter_map(|n| n.bump)).max();
+    let gated = args.fail_on.filter(|f| largest.is_some_and(|b| b >= f.bump()));
+    if let (Some(f), Some(b)) = (gated, largest) {
+        eprintln!("covenant diff: a {} change, at or above --fail-on {}", b.as_str(), f.bump().as_str());
+    }
+    Ok(if d.fails() || gated.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
