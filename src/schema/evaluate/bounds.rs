@@ -257,13 +257,16 @@ fn range<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionE
 }
 
 /// The first `N` arguments, as strings.
-fn strings<const N: usize>(args: &[CowVal<'_, '_>], function: &str) -> Result<[String; N], ExecutionError> {
-    let mut out: [String; N] = std::array::from_fn(|_| String::new());
+fn strings<'a, const N: usize>(
+    args: &'a [CowVal<'_, '_>],
+    function: &str,
+) -> Result<[&'a str; N], ExecutionError> {
     if args.len() < N {
         return Err(ExecutionError::invalid_argument_count(N, args.len()));
     }
+    let mut out = [""; N];
     for (o, a) in out.iter_mut().zip(args) {
-        *o = a.downcast_ref::<CelString>().map(|s| s.inner().to_string()).ok_or_else(|| {
+        *o = a.downcast_ref::<CelString>().map(|s| s.inner()).ok_or_else(|| {
             ExecutionError::no_such_overload(function, vec![a.get_type().name().to_owned()])
         })?;
     }
@@ -290,7 +293,7 @@ fn replacing<'b, 'v>(
     limit: Option<i64>,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let [s, old, new] = strings::<3>(&args, "replace")?;
-    let mut times = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old.as_str()).count() };
+    let mut times = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
     if let Some(n) = limit.filter(|n| *n >= 0) {
         times = times.min(n as usize);
     }
@@ -302,8 +305,8 @@ fn replacing<'b, 'v>(
     }
     charge(1 + (s.len() + made) as u64 / 10)?;
     match limit.filter(|n| *n >= 0) {
-        Some(n) => text(s.replacen(old.as_str(), &new, n as usize)),
-        None => text(s.replace(old.as_str(), &new)),
+        Some(n) => text(s.replacen(old, new, n as usize)),
+        None => text(s.replace(old, new)),
     }
 }
 
@@ -313,10 +316,15 @@ fn pattern(function: &str, re: &str) -> Result<Regex, ExecutionError> {
         if m.patterns.len() >= PATTERNS && !m.patterns.contains_key(re) {
             m.patterns.clear();
         }
-        m.patterns
-            .entry(re.to_string())
-            .or_insert_with(|| Regex::new(re).map_err(|e| e.to_string()))
-            .clone()
+        let compiled = match m.patterns.get(re) {
+            Some(hit) => hit.clone(),
+            None => {
+                let compiled = Regex::new(re).map_err(|e| e.to_string());
+                m.patterns.insert(re.to_string(), compiled.clone());
+                compiled
+            }
+        };
+        compiled
             .map_err(|e| ExecutionError::function_error(function, format!("'{re}' not a valid regex:\n{e}")))
     })
 }
@@ -324,21 +332,21 @@ fn pattern(function: &str, re: &str) -> Result<Regex, ExecutionError> {
 fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let [s, re] = strings::<2>(&args, "matches")?;
     charge(1 + (s.len() + re.len()) as u64 / 10)?;
-    Ok(CowVal::owned(CelBool::from(pattern("matches", &re)?.is_match(&s))))
+    Ok(CowVal::owned(CelBool::from(pattern("matches", re)?.is_match(s))))
 }
 
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let [s, re] = strings::<2>(&args, "find")?;
     charge(1 + (s.len() + re.len()) as u64 / 10)?;
-    let found = pattern("find", &re)?.find(&s).map(|m| m.as_str().to_string()).unwrap_or_default();
+    let found = pattern("find", re)?.find(s).map(|m| m.as_str().to_string()).unwrap_or_default();
     text(found)
 }
 
 fn find_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let [s, re] = strings::<2>(&args, "findAll")?;
     charge(1 + (s.len() + re.len()) as u64 / 10)?;
-    let all: Vec<Box<dyn Val + 'v>> = pattern("findAll", &re)?
-        .find_iter(&s)
+    let all: Vec<Box<dyn Val + 'v>> = pattern("findAll", re)?
+        .find_iter(s)
         .map(|m| Box::new(CelString::from(m.as_str().to_string())) as Box<dyn Val + 'v>)
         .collect();
     Ok(CowVal::owned(CelList::from(all)))
