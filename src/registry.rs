@@ -344,6 +344,13 @@ impl Registry {
     }
 }
 
+/// The `versioned` entries of a registry document that decode, each with its index; one that
+/// does not decode is the document's own finding, made where it is decoded strictly.
+pub fn versioned_entries(doc: &Value) -> Vec<(usize, VersionedSchema)> {
+    let entries = doc.get("versioned").and_then(Value::as_array).into_iter().flatten().enumerate();
+    entries.filter_map(|(i, e)| serde_json::from_value(e.clone()).ok().map(|e| (i, e))).collect()
+}
+
 fn load_schema(
     v: &Value,
     at: &Location,
@@ -440,13 +447,17 @@ impl Registry {
         &self,
         docs: impl IntoIterator<Item = (&'d str, &'d Value)>,
     ) -> Option<String> {
-        let mut seen = self.clone();
+        // Only the formats are compared: the type declarations are not copied.
+        let mut seen = Registry {
+            versioned: self.versioned.clone(),
+            versioned_origin: self.versioned_origin.clone(),
+            ..Registry::default()
+        };
         for (name, doc) in docs {
             if doc.get("kind").and_then(Value::as_str) != Some("Registry") {
                 continue;
             }
-            for entry in doc.get("versioned").and_then(Value::as_array).into_iter().flatten() {
-                let Ok(entry) = serde_json::from_value::<VersionedSchema>(entry.clone()) else { continue };
+            for (_, entry) in versioned_entries(doc) {
                 // Two entries of one file are that file's own finding (CVN-109 where it is).
                 let same_file = seen.versioned_origin.get(&entry.schema).is_some_and(|o| o == name);
                 if let Some(why) = seen.second_decoder(name, &entry).filter(|_| !same_file) {

@@ -202,19 +202,20 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut registries = Vec::new();
     for input in &queued {
         let (name, text) = match input {
-            Input::Read(source) => (source.name.clone(), source.text.clone()),
+            Input::Read(source) if source.text.contains("Registry") => {
+                (source.name.clone(), std::borrow::Cow::Borrowed(source.text.as_str()))
+            }
             // Streamed for the word first: a file without it is not held whole.
             Input::File(file) if crate::source::oversized(file).is_none() && mentions(file, b"Registry") => {
                 match std::fs::read(file) {
-                    Ok(bytes) => (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned()),
+                    Ok(bytes) => {
+                        (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned().into())
+                    }
                     Err(_) => continue,
                 }
             }
-            Input::File(_) => continue,
+            Input::Read(_) | Input::File(_) => continue,
         };
-        if !text.contains("Registry") {
-            continue;
-        }
         let docs = crate::source::parse_stream(&text).0;
         registries.extend(docs.into_iter().map(|d| (name.clone(), d.value)));
     }

@@ -402,12 +402,8 @@ impl Launcher {
         // A format this document declares that the loaded registries declare otherwise: two
         // decoders for one format, one of which would silently win.
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("document");
-        for (i, entry) in doc.get("versioned").and_then(Value::as_array).into_iter().flatten().enumerate() {
-            let Ok(entry) = serde_json::from_value::<crate::registry::VersionedSchema>(entry.clone()) else {
-                continue;
-            };
-            let origin = self.registry.versioned_origin.get(&entry.schema);
-            if let Some(why) = self.registry.second_decoder(HERE, &entry).filter(|_| origin.is_some()) {
+        for (i, entry) in crate::registry::versioned_entries(doc) {
+            if let Some(why) = self.registry.second_decoder(HERE, &entry) {
                 cx.report("CVN-109", format!("/versioned/{i}"), vec![("reason", format!("{kind}: {why}"))]);
             }
         }
@@ -418,17 +414,9 @@ impl Launcher {
     /// take a new version: removing a member"); under a new version it is what the new
     /// version is for.
     fn format_evolution(&self, old: &Value, new: &Value, cx: &mut Context<'_>) {
-        let entries = |doc: &Value| -> Vec<crate::registry::VersionedSchema> {
-            doc.get("versioned")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|e| serde_json::from_value(e.clone()).ok())
-                .collect()
-        };
-        let before = entries(old);
-        for (i, now) in entries(new).iter().enumerate() {
-            let Some(was) = before.iter().find(|b| b.schema == now.schema) else { continue };
+        let before = crate::registry::versioned_entries(old);
+        for (i, now) in crate::registry::versioned_entries(new) {
+            let Some((_, was)) = before.iter().find(|(_, b)| b.schema == now.schema) else { continue };
             if was.version != now.version {
                 continue;
             }
