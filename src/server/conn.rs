@@ -55,6 +55,18 @@ pub(crate) struct Serving {
 /// client holding a slot, closed in seconds rather than at the idle timeout.
 const FIRST_BYTE: Duration = Duration::from_secs(5);
 
+/// What a new connection sent first.
+enum First {
+    /// Its first bytes.
+    Bytes(Vec<u8>),
+    /// It ended (or failed) before sending any.
+    Ended,
+    /// It sent nothing within `FIRST_BYTE`.
+    Silent,
+    /// It was closed to make room for another at the cap.
+    Evicted,
+}
+
 /// Tells a listener's connections that the server is draining.
 pub(crate) struct Drain(watch::Sender<bool>);
 
@@ -198,51 +210,27 @@ impl Serving {
             }
             live.push_back(Arc::downgrade(&activity));
         }
-        let first_byte = FIRST_BYTE.min(self.idle_timeout);
         let Some(acceptor) = self.tls.clone() else {
             let mut tcp = tcp;
-            let mut first = vec![0u8; 4096];
-            let read = tokio::select! {
-                r = tokio::time::timeout(first_byte, tcp.read(&mut first)) => r,
-                () = activity.evict.notified() => return,
-            };
-            match read {
-                Ok(Ok(n)) if n > 0 => {
-                    first.truncate(n);
-                    return self.http(Prefixed { first, at: 0, io: tcp }, peer, activity).await;
-                }
-                Ok(_) => return,
-                Err(_) => {
-                    self.event("silent_closed");
-                    return;
-                }
+            if let First::Bytes(first) = self.first_bytes(&mut tcp, &activity).await {
+                self.http(Prefixed { first, at: 0, io: tcp }, peer, activity).await;
             }
+            return;
         };
         let handshake = tokio::select! {
             h = tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)) => h,
             () = activity.evict.notified() => return,
         };
         match handshake {
-            Ok(Ok(mut stream)) => {
-                // A client that sends nothing after the handshake is closed with a TLS
-                // close_notify within seconds, before HTTP is spoken.
-                let mut first = vec![0u8; 4096];
-                let read = tokio::select! {
-                    r = tokio::time::timeout(first_byte, stream.read(&mut first)) => Some(r),
-                    () = activity.evict.notified() => None,
-                };
-                match read {
-                    Some(Ok(Ok(n))) if n > 0 => {
-                        first.truncate(n);
-                        self.http(Prefixed { first, at: 0, io: stream }, peer, activity).await
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(_)) | None => {
-                        self.event("silent_closed");
-                        let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
-                    }
+            // A client that sends nothing after the handshake is closed with a TLS close_notify
+            // within seconds, before HTTP is spoken.
+            Ok(Ok(mut stream)) => match self.first_bytes(&mut stream, &activity).await {
+                First::Bytes(first) => self.http(Prefixed { first, at: 0, io: stream }, peer, activity).await,
+                First::Ended => {}
+                First::Silent | First::Evicted => {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
                 }
-            }
+            },
             Ok(Err(e)) => {
                 self.event("handshake_failed");
                 tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -250,6 +238,27 @@ impl Serving {
             Err(_) => {
                 self.event("handshake_timeout");
                 tracing::debug!(%peer, "TLS handshake timed out");
+            }
+        }
+    }
+
+    /// The first bytes a new connection sends, within `FIRST_BYTE` (or the idle timeout, if
+    /// shorter); a connection that stays silent is counted (`silent_closed`).
+    async fn first_bytes<S: AsyncRead + Unpin>(&self, io: &mut S, activity: &Activity) -> First {
+        let mut first = vec![0u8; 4096];
+        let read = tokio::select! {
+            r = tokio::time::timeout(FIRST_BYTE.min(self.idle_timeout), io.read(&mut first)) => r,
+            () = activity.evict.notified() => return First::Evicted,
+        };
+        match read {
+            Ok(Ok(n)) if n > 0 => {
+                first.truncate(n);
+                First::Bytes(first)
+            }
+            Ok(_) => First::Ended,
+            Err(_) => {
+                self.event("silent_closed");
+                First::Silent
             }
         }
     }
@@ -317,7 +326,7 @@ impl Serving {
         tokio::pin!(idle);
         let stall = tokio::time::sleep_until(Instant::now());
         tokio::pin!(stall);
-        let mut stall_at: Option<Instant> = None;
+        let mut stalling = false;
         let mut closing = false;
         loop {
             if !closing {
@@ -349,26 +358,20 @@ impl Serving {
                 // Answers past the cap: looked at again once the client has had `STALLED` to
                 // take one; a client that reads (however many answers it has asked for) keeps
                 // its connection, one that takes none is closed and its answers freed.
-                () = held.over.notified(), if stall_at.is_none() => {
-                    if held.over_cap() {
-                        let at = held.last_taken() + STALLED;
-                        stall.as_mut().reset(at);
-                        stall_at = Some(at);
-                    }
+                () = held.over.notified(), if !stalling => {
+                    stalling = held.over_cap();
+                    stall.as_mut().reset(held.last_taken() + STALLED);
                 }
-                () = stall.as_mut(), if stall_at.is_some() => {
-                    stall_at = None;
-                    if held.over_cap() && held.last_taken().elapsed() >= STALLED {
+                () = stall.as_mut(), if stalling => {
+                    stalling = held.over_cap();
+                    if stalling && held.last_taken().elapsed() >= STALLED {
                         self.event("unread_closed");
                         if let Some(skipped) = self.throttle.admit() {
                             tracing::warn!(%peer, listener = self.name, held = held.conn.load(Ordering::SeqCst), skipped, "closing a connection whose client does not read its answers");
                         }
                         return;
-                    } else if held.over_cap() {
-                        let at = held.last_taken() + STALLED;
-                        stall.as_mut().reset(at);
-                        stall_at = Some(at);
                     }
+                    stall.as_mut().reset(held.last_taken() + STALLED);
                 }
                 // Closed to make room for a new connection: only while it serves nothing.
                 () = activity.evict.notified(), if !closing => {

@@ -120,8 +120,7 @@ async fn read_body(
     let read = async {
         let mut body = body;
         let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
-        let mut first: Option<Bytes> = None;
-        let mut joined = bytes::BytesMut::new();
+        let mut chunks: Vec<Bytes> = Vec::new();
         let mut len = 0usize;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| unreadable(&e))?;
@@ -139,18 +138,14 @@ async fn read_body(
                 Some(h) => h.merge(room),
                 None => held = Some(room),
             }
-            // One frame (the usual case) is kept as it came; more are joined.
-            match first.take() {
-                None if joined.is_empty() => first = Some(data),
-                None => joined.extend_from_slice(&data),
-                Some(f) => {
-                    joined.reserve(f.len() + data.len());
-                    joined.extend_from_slice(&f);
-                    joined.extend_from_slice(&data);
-                }
-            }
+            chunks.push(data);
         }
-        let bytes = first.unwrap_or_else(|| joined.freeze());
+        // One frame (the usual case) is kept as it came; more are joined once, at the end.
+        let bytes = match chunks.len() {
+            0 => Bytes::new(),
+            1 => chunks.swap_remove(0),
+            _ => Bytes::from(chunks.concat()),
+        };
         let held = match held {
             Some(h) => h,
             None => buffered.clone().acquire_many_owned(0).await.map_err(|_| Unread::Crowded)?,
