@@ -213,7 +213,7 @@ impl Serving {
         let Some(acceptor) = self.tls.clone() else {
             let mut tcp = tcp;
             if let First::Bytes(first) = self.first_bytes(&mut tcp, &activity).await {
-                self.http(Prefixed { first, at: 0, io: tcp }, peer, activity).await;
+                self.http(first, tcp, peer, activity).await;
             }
             return;
         };
@@ -225,7 +225,7 @@ impl Serving {
             // A client that sends nothing after the handshake is closed with a TLS close_notify
             // within seconds, before HTTP is spoken.
             Ok(Ok(mut stream)) => match self.first_bytes(&mut stream, &activity).await {
-                First::Bytes(first) => self.http(Prefixed { first, at: 0, io: stream }, peer, activity).await,
+                First::Bytes(first) => self.http(first, stream, peer, activity).await,
                 First::Ended => {}
                 First::Silent | First::Evicted => {
                     let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
@@ -263,7 +263,21 @@ impl Serving {
         }
     }
 
-    async fn http<I>(&self, io: I, peer: SocketAddr, activity: Arc<Activity>)
+    async fn http<I>(&self, first: Vec<u8>, io: I, peer: SocketAddr, activity: Arc<Activity>)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let (io, back) = Prefixed::new(first, io);
+        if self.serve_http(io, peer, activity).await {
+            if let Ok(io) = back.await {
+                linger(io).await;
+            }
+        }
+    }
+
+    /// Serve HTTP on a connection until it ends; whether it ended by closing in good order
+    /// (after a drain's GOAWAY or `Connection: close`, or an idle close), its answers written.
+    async fn serve_http<I>(&self, io: Prefixed<I>, peer: SocketAddr, activity: Arc<Activity>) -> bool
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -342,12 +356,13 @@ impl Serving {
             }
             tokio::select! {
                 done = std::future::poll_fn(|cx| streams.drive(conn.as_mut(), &mut running, cx)) => {
+                    let orderly = done.is_ok();
                     if let Err(e) = done {
                         self.event("error");
                         tracing::debug!(%peer, listener = self.name, error = %e, "connection ended with an error");
                     }
                     Streams::finish(running);
-                    return;
+                    return orderly;
                 }
                 changed = draining.changed(), if !closing => {
                     if changed.is_err() {
@@ -369,7 +384,7 @@ impl Serving {
                         if let Some(skipped) = self.throttle.admit() {
                             tracing::warn!(%peer, listener = self.name, held = held.conn.load(Ordering::SeqCst), skipped, "closing a connection whose client does not read its answers");
                         }
-                        return;
+                        return false;
                     }
                     stall.as_mut().reset(held.last_taken() + STALLED);
                 }
@@ -380,7 +395,7 @@ impl Serving {
                         // closed now, not after the head it may never finish.
                         self.event("idle_closed");
                         Streams::finish(running);
-                        return;
+                        return false;
                     } else {
                         activity.evicted.store(false, Ordering::SeqCst);
                     }
@@ -613,11 +628,62 @@ impl Activity {
     }
 }
 
-/// A stream whose first bytes were already read: they are read again first.
+/// How long a connection closed in good order goes on reading (and dropping) what its client
+/// still sends, waiting for the client to close its side.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A lingering close. A connection ended in good order has written every answer and shut its
+/// side (a TLS close_notify, a FIN), but its client may still be sending: requests it wrote
+/// before it read the GOAWAY, window updates, pings. Closing a socket with bytes unread makes
+/// the kernel send a reset, and a reset makes the client's kernel throw away what it had
+/// received and its program not yet read — the last answers, written and lost. So the
+/// connection reads and drops until the client closes (it does once it has read the GOAWAY and
+/// its answers), for `LINGER` at most; only then is the socket closed.
+async fn linger<I: AsyncRead + AsyncWrite + Unpin>(mut io: I) {
+    let _ = tokio::time::timeout(LINGER, async {
+        let _ = io.shutdown().await;
+        let mut sink = [0u8; 8192];
+        while let Ok(n) = io.read(&mut sink).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// A stream whose first bytes were already read: they are read again first. When the server
+/// is done with it, the stream goes back through `back` (for a lingering close).
 struct Prefixed<I> {
     first: Vec<u8>,
     at: usize,
-    io: I,
+    io: Option<I>,
+    back: Option<tokio::sync::oneshot::Sender<I>>,
+}
+
+impl<I> Prefixed<I> {
+    fn new(first: Vec<u8>, io: I) -> (Self, tokio::sync::oneshot::Receiver<I>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (Prefixed { first, at: 0, io: Some(io), back: Some(tx) }, rx)
+    }
+
+    fn io(&mut self) -> std::io::Result<Pin<&mut I>>
+    where
+        I: Unpin,
+    {
+        match self.io.as_mut() {
+            Some(io) => Ok(Pin::new(io)),
+            None => Err(std::io::ErrorKind::NotConnected.into()),
+        }
+    }
+}
+
+impl<I> Drop for Prefixed<I> {
+    fn drop(&mut self) {
+        if let (Some(io), Some(back)) = (self.io.take(), self.back.take()) {
+            let _ = back.send(io);
+        }
+    }
 }
 
 impl<I: AsyncRead + Unpin> AsyncRead for Prefixed<I> {
@@ -637,7 +703,10 @@ impl<I: AsyncRead + Unpin> AsyncRead for Prefixed<I> {
             }
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        match self.io() {
+            Ok(io) => io.poll_read(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 }
 
@@ -647,7 +716,10 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Prefixed<I> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        match self.io() {
+            Ok(io) => io.poll_write(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 
     fn poll_write_vectored(
@@ -655,18 +727,27 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Prefixed<I> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        match self.io() {
+            Ok(io) => io.poll_write_vectored(cx, bufs),
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
+        self.io.as_ref().is_some_and(I::is_write_vectored)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        match self.io() {
+            Ok(io) => io.poll_flush(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        match self.io() {
+            Ok(io) => io.poll_shutdown(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 }
