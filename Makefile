@@ -1,6 +1,8 @@
 # covenant — `make help` lists the targets.
 .DEFAULT_GOAL := help
 CARGO ?= cargo
+# Where cargo builds (CARGO_TARGET_DIR if set, as cargo itself reads it).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 DNS ?= covenant.covenant-system.svc
 
 help: ## list the targets
@@ -24,7 +26,7 @@ bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD
 
 bench-load: ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
-	taskset -c 0 target/release/examples/loadbench --rounds 5 --seconds 3
+	taskset -c 0 $(TARGET_DIR)/release/examples/loadbench --rounds 5 --seconds 3
 
 bench-instructions: ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
 	$(CARGO) build --release --bin covenant --example bare_webhook
@@ -38,7 +40,7 @@ bench-burst: ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to c
 
 soak: ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
 	$(CARGO) build --release --bin covenant --example soak
-	target/release/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
+	$(TARGET_DIR)/release/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
 
 FUZZ_SECONDS ?= 120
 fuzz: ## run each cargo-fuzz target FUZZ_SECONDS (120) on a corpus seeded from the fixtures (nightly)
@@ -58,33 +60,50 @@ certs: ## make a dev CA and serving certificate for DNS=$(DNS) in certs/out and 
 
 IMAGE ?= covenant:0.1.0
 STATIC_TARGET := x86_64-unknown-linux-gnu
-STATIC_BIN := target/$(STATIC_TARGET)/release/covenant
+STATIC_BIN := $(TARGET_DIR)/$(STATIC_TARGET)/release/covenant
 
 static: ## a fully static release binary (glibc, crt-static): what the image and `make dist` ship
 	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(STATIC_TARGET) --bin covenant
 
 image: static ## build the image $(IMAGE) from the static binary (deploy/image/Dockerfile; needs a Docker daemon)
-	rm -rf target/image && mkdir -p target/image
-	cp -r deploy/image/rootfs target/image/rootfs
-	cp $(STATIC_BIN) target/image/covenant
+	rm -rf $(TARGET_DIR)/image && mkdir -p $(TARGET_DIR)/image
+	cp -r deploy/image/rootfs $(TARGET_DIR)/image/rootfs
+	mkdir -p $(TARGET_DIR)/image/scratch/tmp
+	cp $(STATIC_BIN) $(TARGET_DIR)/image/covenant
 	@test -f /etc/ssl/certs/ca-certificates.crt || { echo "no /etc/ssl/certs/ca-certificates.crt: install the ca-certificates package"; exit 1; }
-	cp /etc/ssl/certs/ca-certificates.crt target/image/ca-certificates.crt
-	docker build -q -f deploy/image/Dockerfile -t $(IMAGE) target/image
+	cp /etc/ssl/certs/ca-certificates.crt $(TARGET_DIR)/image/ca-certificates.crt
+	docker build -q -f deploy/image/Dockerfile -t $(IMAGE) $(TARGET_DIR)/image
+
+push: ## push $(IMAGE) to its registry (set IMAGE=registry.example.com/covenant:0.1.0)
+	docker push $(IMAGE)
 
 image-smoke: ## start $(IMAGE) exactly as deploy/ runs it, send reviews, SIGTERM it (needs a Docker daemon)
-	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test image -- --ignored --nocapture
+	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test integration image:: -- --ignored --nocapture
 
 dist: static ## a release archive: the static binary and its SHA-256 checksum, in target/dist
-	rm -rf target/dist && mkdir -p target/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux
-	d=target/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux; \
-	  cp $(STATIC_BIN) README.md $$d/ && tar -C target/dist -czf $$d.tar.gz $$(basename $$d) && \
-	  (cd target/dist && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
-	  rm -rf $$d && ls -l target/dist
+	rm -rf $(TARGET_DIR)/dist && mkdir -p $(TARGET_DIR)/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux
+	d=$(TARGET_DIR)/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux; \
+	  cp $(STATIC_BIN) README.md $$d/ && tar -C $(TARGET_DIR)/dist -czf $$d.tar.gz $$(basename $$d) && \
+	  (cd $(TARGET_DIR)/dist && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
+	  rm -rf $$d && ls -l $(TARGET_DIR)/dist
 
 deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default config (a test fails when it drifts)
 	$(CARGO) run -q -- config print-default > deploy/config/covenant.yaml
 
-deploy-render: ## render the kustomize base
-	kubectl kustomize deploy/
+# The install as applied: deploy/ with the image set to $(IMAGE), through a kustomize
+# overlay written to $(TARGET_DIR)/install (deploy/ itself is never edited).
+INSTALL_DIR := $(TARGET_DIR)/install
+install-overlay:
+	@mkdir -p $(INSTALL_DIR)
+	@name='$(IMAGE)'; tag="$${name##*:}"; repo="$${name%:*}"; \
+	  case "$$tag" in */*|"$$name") tag=latest; repo="$$name";; esac; \
+	  printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\nimages:\n  - name: covenant\n    newName: %s\n    newTag: "%s"\n' \
+	    "$$(realpath --relative-to=$(INSTALL_DIR) deploy)" "$$repo" "$$tag" > $(INSTALL_DIR)/kustomization.yaml
 
-.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image image-smoke dist deploy-config deploy-render
+deploy-render: install-overlay ## print the manifests `make deploy` applies (IMAGE= sets the image)
+	@kubectl kustomize $(INSTALL_DIR)
+
+deploy: install-overlay ## apply deploy/ to the current kubectl context with IMAGE=registry/covenant:tag
+	kubectl apply --server-side -k $(INSTALL_DIR)
+
+.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-config install-overlay deploy-render deploy

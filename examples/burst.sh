@@ -26,7 +26,7 @@ for side in ("object", "oldObject"):
 json.dump(review, open(sys.argv[1], "w"), separators=(",", ":"))
 PY
 port=$((20000 + RANDOM % 20000))
-"$BIN" serve --dev --listen 127.0.0.1:$port --admin-listen 127.0.0.1:$((port + 1)) \
+"$BIN" serve --dev --listen 127.0.0.1:$port --admin-listen 127.0.0.1:$((port + 1)) --api-listen 127.0.0.1:0 \
     --dev-cert-dir "$work/certs" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do

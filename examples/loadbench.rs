@@ -338,6 +338,8 @@ fn main() {
         &format!("127.0.0.1:{cp}"),
         "--admin-listen",
         &format!("127.0.0.1:{ap}"),
+        "--api-listen",
+        "127.0.0.1:0",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -124,6 +124,8 @@ fn main() {
             &format!("127.0.0.1:{port}"),
             "--admin-listen",
             &format!("127.0.0.1:{admin_port}"),
+            "--api-listen",
+            "127.0.0.1:0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())

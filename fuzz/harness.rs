@@ -1,4 +1,4 @@
-//! What each fuzz target does with its input, shared with `tests/fuzz_regressions.rs` so that
+//! What each fuzz target does with its input, shared with `tests/integration/fuzz_regressions.rs` so that
 //! every input a fuzzer found crashing is replayed by `cargo test` for good. Each function
 //! takes arbitrary bytes and must return without panicking; what it returns is only there
 //! so a caller can see the input was taken as far as it could go.

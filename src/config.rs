@@ -124,12 +124,14 @@ pub struct Enforcement {
     pub composite_groups: Vec<String>,
 }
 
-/// How long the API server keeps each of the live view's watches open, unless
-/// `cluster.watchTimeout` says otherwise. An API server that is shutting down waits for the
-/// watches open on it to end before it exits; covenant speaks HTTP/1.1 to it, where a shutting
-/// down server has no way to tell a client mid-response, so this bounds that wait. Each
-/// watch that ends resumes from the resourceVersion it reached: no list, no lost event.
-pub const WATCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The shortest time the API server keeps one of the live view's watches open, unless
+/// `cluster.watchTimeout` says otherwise: each kind's watches last a time picked at random
+/// between this and twice this, as client-go's reflectors do (5 to 10 minutes), so the watches
+/// of many kinds and replicas do not all end and reopen together. Each watch that ends
+/// resumes from the resourceVersion it reached (bookmarks keep it fresh): no list, no lost
+/// event. A shutting-down API server ends its own shutdown after 60 s whatever watches are
+/// open, as it does for every controller, so a long watch costs it nothing.
+pub const WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The label that opts a CRD or XRD in to enforced evolution (value `enforce`).
 pub const ENFORCE_LABEL: &str = "covenant.dev/evolution";
@@ -466,9 +468,9 @@ fn resolve(
         None => WATCH_TIMEOUT,
         Some(s) => {
             let whole = duration(s, "5s").and_then(|d| {
-                (d.subsec_nanos() == 0 && (1..=290).contains(&d.as_secs()))
+                (d.subsec_nanos() == 0 && (1..=1800).contains(&d.as_secs()))
                     .then_some(d)
-                    .ok_or_else(|| format!("expected whole seconds from 1s to 290s, found \"{s}\""))
+                    .ok_or_else(|| format!("expected whole seconds from 1s to 30m, found \"{s}\""))
             });
             whole.unwrap_or_else(|expected| {
                 problem("/cluster/watchTimeout".into(), expected);

@@ -21,6 +21,7 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::Router;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tower_http::catch_panic::CatchPanicLayer;
 
@@ -58,8 +59,10 @@ pub fn boundary(routes: Router) -> Router {
 pub struct Options {
     /// Webhook (HTTPS) address.
     pub listen: SocketAddr,
-    /// Admin (HTTP) address.
+    /// Admin (HTTP) address: probes and metrics.
     pub admin_listen: SocketAddr,
+    /// Read API (HTTP) address: status, compare, upgrade, audit.
+    pub api_listen: SocketAddr,
     /// Serving certificate and key.
     pub cert: CertPaths,
     /// CA that apiserver client certificates must chain to; none: no client auth.
@@ -89,8 +92,11 @@ pub struct Bound {
     pub webhook_addr: SocketAddr,
     /// The admin listener's local address.
     pub admin_addr: SocketAddr,
+    /// The read API's local address.
+    pub api_addr: SocketAddr,
     webhook: TcpListener,
     admin: TcpListener,
+    api: TcpListener,
     tls: Arc<Tls>,
     state: AppState,
     options: Options,
@@ -125,13 +131,15 @@ pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error>
     let webhook_addr = webhook.local_addr().map_err(|source| Error::Bind { addr: options.listen, source })?;
     let admin_addr =
         admin.local_addr().map_err(|source| Error::Bind { addr: options.admin_listen, source })?;
-    Ok(Bound { webhook_addr, admin_addr, webhook, admin, tls, state, options })
+    let api = bind(options.api_listen).await?;
+    let api_addr = api.local_addr().map_err(|source| Error::Bind { addr: options.api_listen, source })?;
+    Ok(Bound { webhook_addr, admin_addr, api_addr, webhook, admin, api, tls, state, options })
 }
 
 impl Bound {
     /// Serve until `shutdown` resolves, then drain and return.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
-        let Bound { webhook, admin, tls, state, options, webhook_addr, admin_addr } = self;
+        let Bound { webhook, admin, api, tls, state, options, webhook_addr, admin_addr, api_addr } = self;
         let readiness = state.readiness.clone();
         let watcher = tokio::spawn(tls.clone().watch(options.reload_interval, state.metrics.clone()));
 
@@ -144,13 +152,24 @@ impl Bound {
             ADMIN_CONNECTIONS,
             state.metrics.clone(),
         );
+        let (api_serving, api_drain) = conn::Serving::new(
+            "api",
+            None,
+            admin::api_router(state.clone()),
+            options.handshake_timeout,
+            options.idle_timeout,
+            ADMIN_CONNECTIONS,
+            state.metrics.clone(),
+        );
         // The admin listener runs on a thread and runtime of its own: probes and /metrics are
-        // answered however busy the webhook's workers are.
+        // answered however busy the webhook's workers are. The read API shares that thread
+        // but not its connections: its clients can never take a probe's slot.
         let (admin_stop_tx, admin_stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (admin_done_tx, admin_done_rx) = tokio::sync::oneshot::channel::<()>();
         let admin_thread = {
             let serving = admin_serving.clone();
             let admin = admin.into_std();
+            let api = api.into_std();
             std::thread::Builder::new().name("covenant-admin".into()).spawn(move || {
                 let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(r) => r,
@@ -160,18 +179,30 @@ impl Bound {
                     }
                 };
                 runtime.block_on(async move {
-                    match admin.and_then(TcpListener::from_std) {
-                        Ok(listener) => {
-                            serving
-                                .accept(&listener, async move {
-                                    let _ = admin_stop_rx.await;
-                                })
-                                .await
+                    let (stop_tx, stop_rx) = watch::channel(false);
+                    tokio::spawn(async move {
+                        let _ = admin_stop_rx.await;
+                        let _ = stop_tx.send(true);
+                    });
+                    let listen = |serving: Arc<conn::Serving>, listener: std::io::Result<std::net::TcpListener>| {
+                        let mut stop = stop_rx.clone();
+                        async move {
+                            match listener.and_then(TcpListener::from_std) {
+                                Ok(listener) => {
+                                    serving
+                                        .accept(&listener, async move {
+                                            let _ = stop.wait_for(|s| *s).await;
+                                        })
+                                        .await
+                                }
+                                Err(e) => tracing::error!(listener = serving.name, error = %e, "listener failed"),
+                            }
                         }
-                        Err(e) => tracing::error!(error = %e, "admin listener failed"),
-                    }
+                    };
+                    tokio::join!(listen(serving.clone(), admin), listen(api_serving.clone(), api));
                     admin_drain.start();
-                    serving.closed(Duration::from_secs(1)).await;
+                    api_drain.start();
+                    tokio::join!(serving.closed(Duration::from_secs(1)), api_serving.closed(Duration::from_secs(1)));
                 });
                 let _ = admin_done_tx.send(());
             })
@@ -194,7 +225,7 @@ impl Bound {
             s.full = Some(readiness.clone());
         }
         readiness.set_loaded();
-        tracing::info!(webhook = %webhook_addr, admin = %admin_addr, max_connections = serving.cap, "covenant serving");
+        tracing::info!(webhook = %webhook_addr, admin = %admin_addr, api = %api_addr, max_connections = serving.cap, "covenant serving");
         serving.accept(&webhook, shutdown).await;
 
         // Shutdown: readiness first, so the endpoints controller stops routing to us, and the

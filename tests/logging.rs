@@ -6,6 +6,7 @@
 //!
 //! One test in its own binary: the capture is the process's global subscriber.
 
+#[path = "integration/common/mod.rs"]
 mod common;
 
 use std::io::Write;

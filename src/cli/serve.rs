@@ -23,9 +23,16 @@ pub struct ServeArgs {
     /// Webhook (HTTPS) address [default: 0.0.0.0:8443, or 127.0.0.1:8443 with --dev].
     #[arg(long, env = "COVENANT_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// Admin (HTTP) address [default: 0.0.0.0:8080, or 127.0.0.1:8080 with --dev].
+    /// Admin (HTTP) address, for probes and Prometheus: `/livez`, `/readyz`, `/metrics`
+    /// [default: 0.0.0.0:8080, or 127.0.0.1:8080 with --dev].
     #[arg(long, env = "COVENANT_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
+    /// Read API (HTTP) address: `/api/v0/{status,compare,upgrade,audit}`, which name
+    /// namespaces, objects and their findings. On the pod's loopback by default, so only
+    /// `kubectl port-forward` reaches it (the API server authorizes `pods/portforward`)
+    /// [default: 127.0.0.1:8081]. Bind it elsewhere only behind an authenticating proxy.
+    #[arg(long, env = "COVENANT_API_LISTEN")]
+    pub api_listen: Option<SocketAddr>,
     /// Serving certificate (PEM chain); reloaded when it changes.
     #[arg(long, env = "COVENANT_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -223,9 +230,14 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let api_listen = args.api_listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8081)));
+    if !api_listen.ip().is_loopback() {
+        tracing::warn!(%api_listen, "the read API is bound beyond loopback: it names namespaces, objects and findings to whoever reaches it; put an authenticating proxy in front of it");
+    }
     let options = crate::server::Options {
         listen,
         admin_listen,
+        api_listen,
         cert,
         client_ca: args.client_ca.clone(),
         reload_interval: args.tls_reload_interval,
@@ -242,6 +254,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         println!("covenant {} (dev) serving", env!("CARGO_PKG_VERSION"));
         println!("  webhook  https://{}/api/v0/validate", bound.webhook_addr);
         println!("  admin    http://{}/readyz  /metrics", bound.admin_addr);
+        println!("  api      http://{}/api/v0/status", bound.api_addr);
         println!("  certificates in {}", dir.display());
         let curl = |file: &str| {
             format!(

@@ -144,10 +144,10 @@ pub const REDISCOVERY: Duration = Duration::from_secs(5);
 pub struct Following {
     /// How often to look for watched kinds the cluster did not serve yet.
     pub rediscover: Duration,
-    /// How long the API server keeps each watch open (`timeoutSeconds`, whole seconds). The
-    /// watch then ends and resumes from the resourceVersion it reached, without a list. An
-    /// API server shutting down waits for the watches open on it; over HTTP/1.1 it cannot
-    /// ask a client to end one, so this bounds how long covenant holds up its exit.
+    /// The shortest time the API server keeps a watch open (`timeoutSeconds`, whole
+    /// seconds): each kind's watches ask for a time picked at random between this and twice
+    /// this (client-go's jitter). The watch then ends and resumes from the resourceVersion it
+    /// reached (bookmarks on), without a list.
     pub watch_timeout: Duration,
 }
 
@@ -317,7 +317,7 @@ async fn start(
 ) {
     let rediscover = following.rediscover;
     // At least a second: `timeoutSeconds` 0 would ask for the server's own (30 to 60 minutes).
-    let watch_timeout = u32::try_from(following.watch_timeout.as_secs()).unwrap_or(u32::MAX).max(1);
+    let watch_timeout = u32::try_from(following.watch_timeout.as_secs()).unwrap_or(u32::MAX / 2).max(1);
     let mut groups: Vec<&str> = watched.iter().map(|(g, _)| g.as_str()).collect();
     groups.sort();
     groups.dedup();
@@ -373,6 +373,17 @@ async fn start(
     }
 }
 
+/// A watch's `timeoutSeconds`: between `least` and twice it, picked at random (client-go's
+/// reflector does the same with 5 minutes), so the watches of many kinds and replicas spread
+/// out rather than ending and reopening together.
+fn jittered(least: u32) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    // A fresh RandomState is seeded at random: enough for spreading timeouts, no crate needed.
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let extra = u32::try_from(random % u64::from(least)).unwrap_or(0);
+    least.saturating_add(extra)
+}
+
 /// Reflect one resource into a store, recording the watch's health from its events. After
 /// any watch error the store is rebuilt from a fresh list (a new reflector), so it is never
 /// answered from while it may have missed something: a resumed watch that stays quiet would
@@ -399,9 +410,10 @@ fn reflect(
                 *slot.write().unwrap_or_else(|e| e.into_inner()) = w.as_reader();
                 w
             });
+            // Bookmarks are on (kube's default), so a quiet kind's resume point stays fresh.
             let stream = reflector::reflector(
                 w,
-                watcher(api.clone(), watcher::Config::default().timeout(watch_timeout)),
+                watcher(api.clone(), watcher::Config::default().timeout(jittered(watch_timeout))),
             );
             let mut stream = std::pin::pin!(stream);
             while let Some(item) = stream.next().await {

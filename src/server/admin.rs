@@ -1,5 +1,8 @@
-//! The admin listener (plain HTTP, for probes and Prometheus): `/livez`, `/readyz`,
-//! `/metrics`, and the background audit's summary at `/api/v0/audit`. Never serves admission.
+//! The two plain-HTTP listeners beside the webhook, neither of which serves admission:
+//! the admin listener, for the kubelet's probes and Prometheus (`/livez`, `/readyz`,
+//! `/metrics`), and the read API (`/api/v0/{status,compare,upgrade,audit}`), which names
+//! namespaces, objects and findings and so listens on the pod's loopback unless told
+//! otherwise: only `kubectl port-forward` reaches it, and the API server authorizes that.
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -11,12 +14,30 @@ use super::problem::Problem;
 use super::state::AppState;
 use crate::pointer::At;
 
-/// The admin router.
+/// The admin router: probes and metrics.
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/livez", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .fallback(|uri: axum::http::Uri| async move {
+            let mut p = Problem::not_found(uri.path());
+            p.detail = if uri.path().starts_with("/api/") {
+                format!(
+                    "no route {} here: the read API has a listener of its own (--api-listen, on the pod's loopback by default; reach it with kubectl port-forward)",
+                    uri.path()
+                )
+            } else {
+                format!("no route {}; the admin listener serves /livez, /readyz and /metrics", uri.path())
+            };
+            p
+        })
+        .with_state(state)
+}
+
+/// The read API's router.
+pub fn api_router(state: AppState) -> Router {
+    Router::new()
         .route("/api/v0/audit", get(audit))
         .route("/api/v0/status", get(status))
         .route("/api/v0/compare", get(compare))
@@ -24,7 +45,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
             p.detail = format!(
-                "no route {}; the admin listener serves /livez, /readyz, /metrics, /api/v0/audit, /api/v0/status, /api/v0/compare and /api/v0/upgrade",
+                "no route {}; the read API serves /api/v0/audit, /api/v0/status, /api/v0/compare and /api/v0/upgrade",
                 uri.path()
             );
             p

@@ -3,7 +3,7 @@
 //! later publication (a pin a PATCH move orphaned), must still take metadata updates, and
 //! an object being deleted must be able to lose its finalizers.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! the engine, and each either succeeds or says why. Deterministic (a fixed xorshift seed),
 //! so a failure reproduces.
 
-mod common;
+use crate::common;
 
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;

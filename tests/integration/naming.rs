@@ -3,7 +3,7 @@
 //! and dialect declarations as data, checked against each other the way
 //! `covenant check --registry --dialect` and the webhook check them.
 
-mod common;
+use crate::common;
 
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;

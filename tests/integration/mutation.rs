@@ -3,7 +3,7 @@
 //! over the OpenChoreo samples; mutating the mutated object yields nothing; rendered objects
 //! take the version their release froze; and the whole route runs end to end over TLS.
 
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use covenant::cluster::{ClusterView, EmptyCluster, OfflineCluster};

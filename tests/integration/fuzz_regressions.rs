@@ -3,10 +3,9 @@
 //! `tests/fixtures/fuzz/<target>/`. The seed inputs of each target run too, so the harness
 //! itself is shown to take real input all the way through.
 
-mod common;
+use crate::common;
 
-#[path = "../fuzz/harness.rs"]
-mod harness;
+use crate::harness;
 
 fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = common::fixtures().join("fuzz").join(target);

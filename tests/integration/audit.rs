@@ -4,7 +4,7 @@
 //! summary it serves, paces itself, stops between pages, and the real binary serves the
 //! summary at `/api/v0/audit` on the admin listener.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -92,7 +92,7 @@ fn the_audit_finds_what_the_engine_finds_object_by_object() {
     assert_eq!(run.objects, judged);
     assert!(run.objects > 20, "the samples hold many stored objects: {}", run.objects);
     // What the samples really carry: five floating images and one parameter the type does
-    // not declare (see tests/versioning.rs).
+    // not declare (see tests/integration/versioning.rs).
     assert_eq!(run.findings, 6);
     assert_eq!(run.by_rule.get("CVN-407"), Some(&5));
     assert_eq!(run.by_rule.get("CVN-107"), Some(&1));
@@ -150,10 +150,11 @@ fn the_walk_is_paced_to_the_rate_and_stops_between_pages() {
 }
 
 #[test]
-fn the_binary_serves_the_audit_summary_on_the_admin_listener() {
+fn the_binary_serves_the_audit_summary_on_the_read_api() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_covenant"))
         .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .args(["--api-listen", "127.0.0.1:0"])
         .arg("--dev-cert-dir")
         .arg(dir.path())
         .arg("--context")
@@ -163,24 +164,32 @@ fn the_binary_serves_the_audit_summary_on_the_admin_listener() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Read the admin address from what --dev prints, and keep draining the rest, so the
-    // server never writes into a closed pipe.
+    // Read the admin and read API addresses from what --dev prints, and keep draining the
+    // rest, so the server never writes into a closed pipe.
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.trim().strip_prefix("admin    http://") {
-                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+            for (which, prefix) in [("admin", "admin    http://"), ("api", "api      http://")] {
+                if let Some(rest) = line.trim().strip_prefix(prefix) {
+                    let _ = tx.send((which, rest.split('/').next().unwrap_or_default().to_string()));
+                }
             }
         }
     });
-    let admin = rx.recv_timeout(Duration::from_secs(30)).expect("no admin address printed");
+    let (mut admin, mut api) = (String::new(), String::new());
+    while admin.is_empty() || api.is_empty() {
+        match rx.recv_timeout(Duration::from_secs(30)).expect("no admin or api address printed") {
+            ("admin", a) => admin = a,
+            (_, a) => api = a,
+        }
+    }
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (summary, metrics) = rt.block_on(async {
         let http = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(60);
         let summary = loop {
-            let r = http.get(format!("http://{admin}/api/v0/audit")).send().await.unwrap();
+            let r = http.get(format!("http://{api}/api/v0/audit")).send().await.unwrap();
             assert_eq!(r.status(), 200);
             let body: Value = r.json().await.unwrap();
             if body.get("lastRun").is_some() {
@@ -190,6 +199,10 @@ fn the_binary_serves_the_audit_summary_on_the_admin_listener() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         let metrics = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
+        // The admin listener (reachable from the cluster) does not serve the read API.
+        let elsewhere = http.get(format!("http://{admin}/api/v0/audit")).send().await.unwrap();
+        assert_eq!(elsewhere.status(), 404);
+        assert!(elsewhere.text().await.unwrap().contains("port-forward"));
         (summary, metrics)
     });
     let _ = child.kill();
@@ -208,7 +221,7 @@ fn the_binary_serves_the_audit_summary_on_the_admin_listener() {
 #[tokio::test]
 async fn without_an_interval_the_audit_route_says_how_to_start_one() {
     let server = common::TestServer::start().await;
-    let r = reqwest::get(format!("http://{}/api/v0/audit", server.admin)).await.unwrap();
+    let r = reqwest::get(format!("http://{}/api/v0/audit", server.api)).await.unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(r.headers()["content-type"], "application/problem+json");
     let body: Value = r.json().await.unwrap();

@@ -3,7 +3,7 @@
 //! through the webhook over TLS with the default config: admitted, with warnings where it
 //! tightens. Opted in (label or group), the same upgrade is judged per the stability policy.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

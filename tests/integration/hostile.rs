@@ -6,7 +6,7 @@
 //! the in-flight limit, and SIGTERM mid-review. Every refusal is a problem document, nothing is
 //! a 500, and throughout the server keeps answering everyone else.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The webhook over real TLS on loopback, driven by real HTTP/2 and HTTP/1.1 clients: every
 //! corpus review, denials, warnings, metrics and the request deadline.
 
-mod common;
+use crate::common;
 
 use common::{post, review, Setup, TestServer};
 use serde_json::{json, Value};

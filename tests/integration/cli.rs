@@ -1,7 +1,7 @@
 //! The command line, run as a user runs it: golden output for `check` (text and JSON), exit
 //! codes, stdin, renamed commands, and the catalogue commands.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -73,6 +73,7 @@ fn exit_codes_clean_denied_and_input_error() {
     // An error that quotes its own source (a certificate file that is not there).
     let serve = covenant()
         .args(["serve", "--offline", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .args(["--api-listen", "127.0.0.1:0"])
         .args(["--tls-cert", "/nonexistent/tls.crt", "--tls-key", "/nonexistent/tls.key"])
         .assert()
         .code(2);

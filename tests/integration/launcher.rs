@@ -3,7 +3,7 @@
 //! one test per behaviour seed 000's Parser Strictness section states, a generated-document
 //! property test over every registered schema, and the webhook agreeing with `check`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! TLS: certificate rotation by symlink swap under traffic, a broken rotation keeping the old
 //! certificate, and client-certificate authentication of the apiserver.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -309,6 +309,8 @@ fn an_expired_certificate_at_start_up_is_said_loudly() {
             "--listen",
             "127.0.0.1:0",
             "--admin-listen",
+            "127.0.0.1:0",
+            "--api-listen",
             "127.0.0.1:0",
             "--tls-cert",
         ])

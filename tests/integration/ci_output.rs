@@ -1,7 +1,7 @@
 //! `covenant check` in CI: SARIF 2.1.0, JUnit XML, GitHub workflow commands, and baselines
 //! that let a repository adopt covenant gradually (matched by rule id and fingerprint).
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Every refusal of the HTTP layer is an RFC 9457 problem document with the right status.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::Request;

@@ -3,7 +3,7 @@
 //! patch, a refused body), and every `covenant_*` metric the dashboard and the rules use is in
 //! its `/metrics` output.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

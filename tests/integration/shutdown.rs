@@ -1,7 +1,7 @@
 //! Graceful shutdown: readiness drops first, in-flight requests finish, then the server
 //! exits; and the binary does the same on SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -84,6 +84,8 @@ fn start_dev_with(
             "--listen",
             "127.0.0.1:0",
             "--admin-listen",
+            "127.0.0.1:0",
+            "--api-listen",
             "127.0.0.1:0",
             "--dev-cert-dir",
         ])

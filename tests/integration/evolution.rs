@@ -2,7 +2,7 @@
 //! `covenant check --base` from a directory and from a git ref, the live-object check from
 //! `--context`, and a real CRD UPDATE review through the webhook over TLS.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;

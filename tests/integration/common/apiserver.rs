@@ -41,7 +41,12 @@ struct Shared {
     expire: Arc<tokio::sync::Notify>,
     /// Lists and watches asked for, by plural: (lists, watches).
     asked: Arc<std::sync::Mutex<BTreeMap<String, (usize, usize)>>>,
+    /// Every watch's query, with its plural, in the order asked.
+    watches: Arc<std::sync::Mutex<Vec<WatchQuery>>>,
 }
+
+/// A watch's plural and query parameters.
+pub type WatchQuery = (String, BTreeMap<String, String>);
 
 impl Shared {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Fake> {
@@ -111,6 +116,7 @@ async fn serve_list(
         let counts = asked.entry(plural.clone()).or_default();
         if watch {
             counts.1 += 1;
+            shared.watches.lock().unwrap().push((plural.clone(), q.clone()));
         } else {
             counts.0 += 1;
         }
@@ -205,6 +211,7 @@ impl FakeServer {
             fake: Arc::new(RwLock::new(fake)),
             expire: Arc::new(tokio::sync::Notify::new()),
             asked: Arc::default(),
+            watches: Arc::default(),
         };
         let (runtime, addr, serving) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
         FakeServer { addr, shared, runtime: Some(runtime), serving: Some(serving) }
@@ -213,6 +220,11 @@ impl FakeServer {
     /// How many lists and how many watches of `plural` were asked for so far.
     pub fn asked(&self, plural: &str) -> (usize, usize) {
         self.shared.asked.lock().unwrap().get(plural).copied().unwrap_or_default()
+    }
+
+    /// The query of every watch asked for so far, with its plural.
+    pub fn watch_queries(&self) -> Vec<WatchQuery> {
+        self.shared.watches.lock().unwrap().clone()
     }
 
     /// Shut down as the API server's HTTP server does at SIGTERM: stop accepting, then wait

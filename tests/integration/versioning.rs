@@ -3,7 +3,7 @@
 //! (collectorEndpoint removed), pins "1", "1.1", "1.1.0", "2", "1.0", "9", the default label,
 //! a PATCH that replaces the implementation, and the OpenChoreo samples once labelled.
 
-mod common;
+use crate::common;
 
 use covenant::cluster::{ClusterView, OfflineCluster};
 use covenant::config::Config;
@@ -734,10 +734,10 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     let server =
         common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
     let admin: Value =
-        reqwest::get(format!("http://{}/api/v0/status", server.admin)).await.unwrap().json().await.unwrap();
+        reqwest::get(format!("http://{}/api/v0/status", server.api)).await.unwrap().json().await.unwrap();
     assert_eq!(admin["constructs"], cli["constructs"], "the admin listener and the CLI agree");
     assert_eq!(admin["total"], 2);
-    let page: Value = reqwest::get(format!("http://{}/api/v0/status?limit=1", server.admin))
+    let page: Value = reqwest::get(format!("http://{}/api/v0/status?limit=1", server.api))
         .await
         .unwrap()
         .json()
@@ -747,12 +747,12 @@ async fn status_says_who_uses_which_version_in_the_cli_and_on_the_admin_listener
     assert_eq!(page["next"], 1);
     assert_eq!(page["constructs"][0], cli["constructs"][0]);
     // An offset that would overflow is a 400, not a page whose next wraps to 0.
-    let huge = format!("http://{}/api/v0/status?offset={}&limit=10", server.admin, usize::MAX);
+    let huge = format!("http://{}/api/v0/status?offset={}&limit=10", server.api, usize::MAX);
     let resp = reqwest::get(huge).await.unwrap();
     assert_eq!(resp.status(), 400);
     assert!(resp.text().await.unwrap().contains("query parameter offset"));
     let far: Value =
-        reqwest::get(format!("http://{}/api/v0/status?offset=4294967296&limit=1000", server.admin))
+        reqwest::get(format!("http://{}/api/v0/status?offset=4294967296&limit=1000", server.api))
             .await
             .unwrap()
             .json()
@@ -781,7 +781,7 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
             .unwrap();
         let url = format!(
             "http://{}/api/v0/compare?kind=ClusterComponentType&name=ruby-service&from=1.1.0&to=2.0.0{query}",
-            server.admin
+            server.api
         );
         let admin = reqwest::get(url).await.unwrap();
         assert_eq!(admin.status(), 200);
@@ -790,14 +790,14 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
         assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(&cli.stdout), "{output}");
     }
     let missing =
-        reqwest::get(format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=3.0.0", server.admin))
+        reqwest::get(format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=3.0.0", server.api))
             .await
             .unwrap();
     assert_eq!(missing.status(), 404);
     let problem: Value = missing.json().await.unwrap();
     assert!(problem["detail"].as_str().unwrap().contains("not published at 3.0.0 (published:"), "{problem}");
     // An output it cannot write, or a parameter it does not read, is refused, never ignored.
-    let base = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", server.admin);
+    let base = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", server.api);
     let yaml = reqwest::get(format!("{base}&output=yaml")).await.unwrap();
     assert_eq!(yaml.status(), 400);
     assert!(yaml.text().await.unwrap().contains("output=yaml: expected json or markdown"));
@@ -814,7 +814,7 @@ async fn compare_on_the_admin_listener_is_the_diff_the_cli_prints() {
     );
     // Without readable cluster state, what is published is unknown: 503, never "not published".
     let blind = common::TestServer::start().await;
-    let url = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", blind.admin);
+    let url = format!("http://{}/api/v0/compare?name=ruby-service&from=1.1.0&to=2.0.0", blind.api);
     let unreadable = reqwest::get(url).await.unwrap();
     assert_eq!(unreadable.status(), 503);
     let problem: Value = unreadable.json().await.unwrap();
@@ -903,7 +903,7 @@ async fn upgrade_says_whether_each_manifest_would_still_apply() {
         common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
     let got: Value = reqwest::get(format!(
         "http://{}/api/v0/upgrade?kind=Component&namespace=bakery&name=web",
-        server.admin
+        server.api
     ))
     .await
     .unwrap()
@@ -913,9 +913,8 @@ async fn upgrade_says_whether_each_manifest_would_still_apply() {
     assert_eq!(got[0]["applies"], false, "{got}");
     assert_eq!(got[0]["findings"], web["findings"]);
     assert_eq!(got[0]["diff"], web["diff"]);
-    let missing = reqwest::get(format!("http://{}/api/v0/upgrade?kind=Component&name=nope", server.admin))
-        .await
-        .unwrap();
+    let missing =
+        reqwest::get(format!("http://{}/api/v0/upgrade?kind=Component&name=nope", server.api)).await.unwrap();
     assert_eq!(missing.status(), 404);
 }
 
@@ -1364,7 +1363,7 @@ async fn upgrade_never_reports_success_for_a_plan_it_could_not_make() {
         common::TestServer::with(common::Setup { cluster: Some(cluster), ..common::Setup::default() }).await;
     let got: Value = reqwest::get(format!(
         "http://{}/api/v0/upgrade?kind=Component&namespace=shop&name=media",
-        server.admin
+        server.api
     ))
     .await
     .unwrap()

@@ -2,7 +2,7 @@
 //! that rule, an input (with `base.yaml` for evolution rules, `context/` for cluster state), and
 //! the expected text output. Adding a rule means adding a folder.
 
-mod common;
+use crate::common;
 
 use covenant::report::render_text;
 use covenant::rules::{Category, Status, CATALOG};
@@ -15,7 +15,7 @@ fn run(dir: &std::path::Path) -> String {
 fn every_live_rule_matches_its_fixture() {
     let root = common::fixtures().join("rules");
     let bless = std::env::var_os("COVENANT_BLESS").is_some();
-    // Mutation rules write patches, not findings: tests/mutation.rs proves them.
+    // Mutation rules write patches, not findings: tests/integration/mutation.rs proves them.
     for rule in CATALOG.iter().filter(|r| r.status == Status::Live && r.category != Category::Mutation) {
         let dir = root.join(rule.id);
         assert!(dir.is_dir(), "live rule {} has no fixture folder {}", rule.id, dir.display());

@@ -33,8 +33,10 @@ pub fn versioned_config() -> Config {
 pub struct TestServer {
     /// Webhook address.
     pub webhook: SocketAddr,
-    /// Admin address.
+    /// Admin address (probes, metrics).
     pub admin: SocketAddr,
+    /// Read API address (status, compare, upgrade, audit).
+    pub api: SocketAddr,
     /// The CA the serving certificate chains to.
     pub ca_pem: String,
     /// Where the certificate files live.
@@ -136,6 +138,7 @@ impl TestServer {
         let options = Options {
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: "127.0.0.1:0".parse().unwrap(),
+            api_listen: "127.0.0.1:0".parse().unwrap(),
             cert,
             client_ca: setup.client_ca,
             reload_interval: setup.reload_interval,
@@ -147,7 +150,7 @@ impl TestServer {
             max_connections: setup.max_connections,
         };
         let bound = server::bind(options, state.clone()).await.unwrap();
-        let (webhook, admin) = (bound.webhook_addr, bound.admin_addr);
+        let (webhook, admin, api) = (bound.webhook_addr, bound.admin_addr, bound.api_addr);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(bound.run(async move {
             let _ = stopped.await;
@@ -162,7 +165,7 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        TestServer { webhook, admin, ca_pem, dir, state, stop: Some(stop), task: Some(task), audit }
+        TestServer { webhook, admin, api, ca_pem, dir, state, stop: Some(stop), task: Some(task), audit }
     }
 
     /// `https://localhost:PORT{path}`

@@ -3,7 +3,7 @@
 //! finding's templates are exactly the arguments it was rendered from; docs/rules.md has not
 //! drifted from the table.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
@@ -87,7 +87,7 @@ fn finding_arguments_are_exactly_the_template_placeholders() {
             }
         }
     }
-    // Mutation rules write patches, not findings: tests/mutation.rs proves them.
+    // Mutation rules write patches, not findings: tests/integration/mutation.rs proves them.
     let live: BTreeSet<&str> = CATALOG
         .iter()
         .filter(|r| r.status == Status::Live && r.category != Category::Mutation)
