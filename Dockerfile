@@ -11,13 +11,17 @@ WORKDIR /src
 COPY . .
 RUN RUSTFLAGS="-C target-feature=+crt-static" \
     cargo build --release --locked --target x86_64-unknown-linux-gnu --bin covenant \
- && cp target/x86_64-unknown-linux-gnu/release/covenant /covenant
+ && cp target/x86_64-unknown-linux-gnu/release/covenant /covenant \
+ && mkdir -p /scratch/tmp
 
 FROM scratch
 COPY deploy/image/rootfs/ /
 COPY --from=build /covenant /usr/local/bin/covenant
 # The kube client's TLS stack loads the system roots beside the cluster's own CA.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+# A /tmp the non-root user can write (`serve --dev` writes its certificates there;
+# `serve` as deployed writes nothing and runs on a read-only root).
+COPY --chown=65532:65532 --from=build /scratch/ /
 USER 65532:65532
 EXPOSE 8443 8080
 # The subcommand comes from the Deployment's args (`serve …`), so `docker run IMAGE check -`

@@ -148,6 +148,87 @@ impl DevCerts {
     }
 }
 
+/// The DNS names the shipped Service answers to, for `certs --kustomize` without `--dns`.
+pub const SERVICE_NAMES: [&str; 2] =
+    ["covenant.covenant-system.svc", "covenant.covenant-system.svc.cluster.local"];
+
+impl DevCerts {
+    /// Write a kustomize overlay into `dir` that installs `base` (covenant's `deploy/`)
+    /// without cert-manager: the pair as the `covenant-tls` Secret, the CA as every webhook
+    /// entry's caBundle, and cert-manager's Issuers, Certificates and inject annotation left
+    /// out. The pair is written beside it (`ca.crt`, `tls.crt`, `tls.key`).
+    pub fn write_kustomize(&self, dir: &Path, base: &Path) -> Result<Written, Error> {
+        let written = self.write(dir)?;
+        let io = |path: &Path| {
+            let path = path.display().to_string();
+            move |source| Error::Write { path, source }
+        };
+        let base = relative_to(base, dir)
+            .map_err(|source| Error::Write { path: base.display().to_string(), source })?;
+        let deleted = |kind: &str, name: &str| {
+            format!(
+                "  - patch: |-\n      $patch: delete\n      apiVersion: cert-manager.io/v1\n      kind: {kind}\n      metadata: {{name: {name}, namespace: covenant-system}}\n"
+            )
+        };
+        let mut text = format!(
+            "# Written by `covenant certs --kustomize`: covenant's deploy/ without cert-manager. The serving\n\
+             # pair (tls.crt, tls.key: keep tls.key secret) becomes the covenant-tls Secret, the CA\n\
+             # (ca.crt) every webhook entry's caBundle. Nothing renews them: run the command again\n\
+             # before the certificate expires and apply again (`kubectl apply --server-side -k DIR`);\n\
+             # covenant reloads the Secret without a restart.\n\
+             apiVersion: kustomize.config.k8s.io/v1beta1\n\
+             kind: Kustomization\n\
+             resources:\n  - {base}\n  - ca-bundle.yaml\n\
+             secretGenerator:\n  - name: covenant-tls\n    namespace: covenant-system\n    type: kubernetes.io/tls\n    files: [tls.crt, tls.key]\n    options:\n      disableNameSuffixHash: true\n\
+             patches:\n",
+            base = base.display()
+        );
+        for (kind, name) in [
+            ("Certificate", "covenant-serving"),
+            ("Certificate", "covenant-ca"),
+            ("Issuer", "covenant-ca"),
+            ("Issuer", "covenant-selfsigned"),
+        ] {
+            text.push_str(&deleted(kind, name));
+        }
+        text.push_str(
+            "  - target:\n      group: admissionregistration.k8s.io\n      kind: ValidatingWebhookConfiguration|MutatingWebhookConfiguration\n    patch: |-\n      - op: remove\n        path: /metadata/annotations/cert-manager.io~1inject-ca-from\n\
+             replacements:\n",
+        );
+        for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+            if kind.starts_with('V') {
+                text.push_str("  - source: {kind: ConfigMap, name: covenant-ca-bundle, fieldPath: data.caBundle}\n    targets:\n");
+            }
+            text.push_str(&format!(
+                "      - select: {{kind: {kind}}}\n        fieldPaths: [webhooks.*.clientConfig.caBundle]\n        options: {{create: true}}\n"
+            ));
+        }
+        let bundle = format!(
+            "# The CA every webhook entry trusts, read by kustomize only (local-config: never applied).\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: covenant-ca-bundle\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  caBundle: {}\n",
+            self.ca_bundle()
+        );
+        let (k, b) = (dir.join("kustomization.yaml"), dir.join("ca-bundle.yaml"));
+        std::fs::write(&k, text).map_err(io(&k))?;
+        std::fs::write(&b, bundle).map_err(io(&b))?;
+        Ok(written)
+    }
+}
+
+/// `target` as a path relative to `from` (kustomize refuses absolute resource paths).
+fn relative_to(target: &Path, from: &Path) -> std::io::Result<PathBuf> {
+    let (target, from) = (std::fs::canonicalize(target)?, std::fs::canonicalize(from)?);
+    let common = target.components().zip(from.components()).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for c in target.components().skip(common) {
+        out.push(c);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,12 +102,21 @@ pub enum RulesOutput {
 /// `covenant certs`
 #[derive(Debug, Args)]
 pub struct CertsArgs {
-    /// DNS names (or IPs) of the serving certificate, such as covenant.covenant-system.svc.
-    #[arg(long = "dns", required = true)]
+    /// DNS names (or IPs) of the serving certificate, such as covenant.covenant-system.svc
+    /// [default with --kustomize: the shipped Service's two names].
+    #[arg(long = "dns", required_unless_present = "kustomize")]
     pub names: Vec<String>,
     /// Directory to write ca.crt, tls.crt and tls.key into.
-    #[arg(long, default_value = "certs/out")]
+    #[arg(long, default_value = "certs/out", conflicts_with = "kustomize")]
     pub out: PathBuf,
+    /// Write a kustomize overlay into DIR that installs covenant without cert-manager: the
+    /// pair as the covenant-tls Secret, the CA as every webhook's caBundle (then
+    /// `kubectl apply --server-side -k DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub kustomize: Option<PathBuf>,
+    /// The kustomize base the overlay installs (covenant's deploy/ folder).
+    #[arg(long, value_name = "DIR", default_value = "deploy", requires = "kustomize")]
+    pub base: PathBuf,
     /// Validity in days.
     #[arg(long, default_value_t = 365)]
     pub days: i64,
@@ -149,7 +158,26 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Certs(args) => {
-            let certs = crate::certs::DevCerts::generate(&args.names, args.days)?;
+            let mut names = args.names.clone();
+            if names.is_empty() {
+                names = crate::certs::SERVICE_NAMES.iter().map(|n| n.to_string()).collect();
+            }
+            let certs = crate::certs::DevCerts::generate(&names, args.days)?;
+            if let Some(dir) = &args.kustomize {
+                if !args.base.join("kustomization.yaml").is_file() {
+                    anyhow::bail!(
+                        "--base {}: no kustomization.yaml there; expected covenant's deploy/ folder",
+                        args.base.display()
+                    );
+                }
+                certs.write_kustomize(dir, &args.base)?;
+                eprintln!(
+                    "wrote a kustomize overlay to {dir} (covenant without cert-manager, certificate valid {days} days); apply it with:\n  kubectl apply --server-side -k {dir}",
+                    dir = dir.display(),
+                    days = args.days
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             let written = certs.write(&args.out)?;
             eprintln!(
                 "wrote {}, {} and {}",
