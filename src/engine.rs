@@ -145,6 +145,12 @@ impl Engine {
         }
     }
 
+    /// Every (group, kind) the enabled families judge by name: what the webhook should be
+    /// sent, and all a fail-closed entry should send.
+    pub fn judged_kinds(&self) -> Vec<(String, String)> {
+        self.families.kinds()
+    }
+
     /// The `group` and `kind` a request is counted under in metrics: as the review names
     /// them when a family claims that kind, else `other`, so a client cannot grow the label
     /// sets with made-up kinds (a claimed group keeps its name; its unclaimed kinds are

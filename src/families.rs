@@ -150,6 +150,7 @@ impl<'a> Context<'a> {
         let mut finding = Finding::new(rule, action, pointer, args);
         if let Some(note) = advisory {
             finding.message = format!("{note}: {}", finding.message);
+            finding.advisory = Some(note.to_string());
         }
         finding.bump = bump.map(|b| b.as_str());
         self.findings.push(finding);
@@ -250,6 +251,17 @@ impl FamilyTable {
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&dyn Family> {
         let index = self.by_kind.get(group).and_then(|k| k.get(kind)).or_else(|| self.by_group.get(group))?;
         Some(self.families[*index].as_ref())
+    }
+
+    /// Every (group, kind) a family claims by name.
+    pub fn kinds(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .by_kind
+            .iter()
+            .flat_map(|(g, kinds)| kinds.keys().map(move |k| (g.clone(), k.clone())))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Whether a family claims this exact group and kind (not only its group).

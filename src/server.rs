@@ -6,6 +6,7 @@ pub mod admin;
 mod conn;
 pub use conn::Streams;
 pub mod problem;
+pub mod registration;
 pub mod state;
 pub mod tls;
 pub mod webhook;

@@ -240,7 +240,7 @@ pub fn respond<'a>(uid: &'a str, verdict: &Verdict, extra_warnings: &[String]) -
     let response = &mut answer.response;
 
     let mut warnings: Vec<String> = extra_warnings.to_vec();
-    warnings.extend(verdict.at(Action::Warn).map(|f| f.line()));
+    warnings.extend(verdict.at(Action::Warn).map(|f| f.warning(MAX_WARNING_LEN)));
     warnings.extend(verdict.expired.iter().map(|e| format!("covenant: {e}")));
     warnings.extend(verdict.unchecked.iter().map(|u| format!("covenant: {u}")));
     if !warnings.is_empty() {

@@ -154,6 +154,29 @@ const SAMPLE_REVIEW: &str = include_str!("../../tests/fixtures/admission/kube-rs
 /// `replicaz` where its component type declares `replicas` (CVN-102).
 const DENIED_REVIEW: &str = include_str!("../../examples/reviews/denied-application.json");
 
+/// Read covenant's registered ValidatingWebhookConfigurations once, in the background, and
+/// warn of every entry that sends kinds no family judges (`server::registration`). What
+/// cannot be read is said at info: the check is advice, never a reason not to serve.
+fn check_registration(kube_config: kube::Config, judged: Vec<(String, String)>) {
+    tokio::spawn(async move {
+        use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+        let listed = async {
+            let client = kube::Client::try_from(kube_config)?;
+            let api: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client);
+            api.list(&Default::default()).await
+        };
+        match tokio::time::timeout(Duration::from_secs(30), listed).await {
+            Ok(Ok(list)) => {
+                for line in crate::server::registration::unjudged(&list.items, &judged) {
+                    tracing::warn!("{line}");
+                }
+            }
+            Ok(Err(e)) => tracing::info!(error = %e, "cannot read the webhook configurations to check what they send covenant (grant list on admissionregistration.k8s.io validatingwebhookconfigurations)"),
+            Err(_) => tracing::info!("the webhook configurations could not be read within 30 s; what they send covenant is not checked"),
+        }
+    });
+}
+
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
     let (listen, admin_listen) = if args.dev {
@@ -199,6 +222,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             )?;
             let following =
                 crate::cluster::live::Following { watch_timeout: config.watch_timeout, ..Default::default() };
+            check_registration(kube_config.clone(), crate::engine::Engine::new(&config).judged_kinds());
             Arc::new(crate::cluster::live::LiveCluster::connect(
                 kube_config,
                 config.cluster_kinds(),

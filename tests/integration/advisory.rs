@@ -66,6 +66,34 @@ async fn every_real_crd_upgrade_is_admitted_by_default_with_warnings_where_it_ti
             .as_array()
             .map(|w| w.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        // The API server keeps 256 characters of a warning: each leads with the rule id and
+        // the change in words (never a pointer or the advisory note), and fits.
+        for w in &warnings {
+            assert!(w.chars().count() <= 256, "{id}: {} characters: {w}", w.chars().count());
+            if let Some(rest) = w.strip_prefix("CVN-").and_then(|r| r.split_once(' ')).map(|(_, r)| r) {
+                assert!(!rest.starts_with('/') && !rest.starts_with("advisory"), "{id}: {w}");
+                let verbs = [
+                    "removed",
+                    "added",
+                    "changed",
+                    "narrowed",
+                    "tightened",
+                    "no longer",
+                    "moved",
+                    "became",
+                    "required",
+                    "lowered",
+                    "raised",
+                    "dropped",
+                    "renamed",
+                    "limited",
+                ];
+                // The contract changes (CVN-201 to CVN-210) say what changed.
+                let change = w[4..7].parse::<u32>().is_ok_and(|n| (201..=210).contains(&n));
+                assert!(!change || verbs.iter().any(|v| rest.contains(v)), "{id}: names no change: {w}");
+                assert!(!w.contains("advisory") || w.ends_with("=enforce to refuse]"), "{id}: {w}");
+            }
+        }
         if evolve(&old, &new).implied() == Bump::Major {
             tightening += 1;
             assert!(!warnings.is_empty(), "{id}: a breaking change came back without a warning");

@@ -473,23 +473,17 @@ fn kustomize(dir: &Path) -> Option<Vec<Value>> {
     Some(covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value).collect())
 }
 
-/// The resources covenant's families judge at admission (CREATE, UPDATE), by API group: the
-/// launcher's documents, OpenChoreo's construct and consumer kinds, covenant's own Dialects
-/// and Registries. Plural resource names are the lower-cased kind and `s`, as each CRD names
-/// them.
+/// The resources covenant's families judge at admission (CREATE, UPDATE) under the shipped
+/// config, as the engine reports them, but the CRDs and XRDs (their own entries select them
+/// by label): the plural resource names the API server matches webhook rules on.
 fn judged() -> std::collections::BTreeSet<(String, String)> {
-    let plural = |kind: &str| format!("{}s", kind.to_lowercase());
-    let mut out = std::collections::BTreeSet::new();
-    for k in covenant::families::launcher::KINDS {
-        out.insert(("launcher.gokure.dev".to_string(), plural(k)));
-    }
-    for k in covenant::openchoreo::CONSTRUCT_KINDS.iter().chain(covenant::openchoreo::CONSUMER_KINDS.iter()) {
-        out.insert((covenant::openchoreo::GROUP.to_string(), plural(k)));
-    }
-    for r in ["dialects", "registries"] {
-        out.insert(("covenant.dev".to_string(), r.to_string()));
-    }
-    out
+    let config = covenant::config::Config::load(&deploy().join("config/covenant.yaml")).unwrap();
+    covenant::engine::Engine::new(&config)
+        .judged_kinds()
+        .into_iter()
+        .filter(|(g, _)| g != "apiextensions.k8s.io" && g != "apiextensions.crossplane.io")
+        .map(|(g, k)| (g, covenant::server::registration::plural(&k)))
+        .collect()
 }
 
 /// What a platform team needs before it installs a fail-closed webhook, of the base exactly as
@@ -579,6 +573,26 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
             assert_eq!(sent, judged(), "{name} must send covenant exactly the resources its families judge");
         }
     }
+    // What serve warns of at start-up: nothing, for the configuration as shipped; an entry
+    // sending every openchoreo.dev resource, by name.
+    let config = covenant::config::Config::load(&deploy().join("config/covenant.yaml")).unwrap();
+    let kinds = covenant::engine::Engine::new(&config).judged_kinds();
+    let shipped: ValidatingWebhookConfiguration = strict(find("ValidatingWebhookConfiguration")).unwrap();
+    assert_eq!(
+        covenant::server::registration::unjudged(std::slice::from_ref(&shipped), &kinds),
+        Vec::<String>::new()
+    );
+    let mut wide = shipped.clone();
+    wide.webhooks.as_mut().unwrap()[0].rules.as_mut().unwrap()[1].resources = Some(vec!["*".into()]);
+    let warned = covenant::server::registration::unjudged(&[wide], &kinds);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("validate.covenant.dev")
+            && warned[0].contains("every resource of API group openchoreo.dev")
+            && warned[0].contains("wait on covenant for nothing"),
+        "{}",
+        warned[0]
+    );
     let ns = find("Namespace");
     assert_eq!(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
     // The pod meets the restricted standard it enforces.
