@@ -190,10 +190,8 @@ impl Report {
         self.count(Action::Deny) > 0
     }
 
-    /// The closing line, counting documents and findings apart:
-    /// `N document(s) checked: D denied (F findings), W warned (F findings), A audited`.
-    /// A document counts where its loudest finding stands.
-    pub fn summary(&self) -> String {
+    /// How many documents stand at `action`: each counts where its loudest finding stands.
+    pub fn documents_at(&self, action: Action) -> usize {
         let mut loudest: std::collections::BTreeMap<(&str, usize, Option<usize>), Action> =
             std::collections::BTreeMap::new();
         for e in &self.entries {
@@ -202,12 +200,20 @@ impl Report {
                 *at = e.finding.action;
             }
         }
+        loudest.values().filter(|a| **a == action).count()
+    }
+
+    /// The closing line: `N document(s) checked: F denied (in D documents), F warned (in D
+    /// documents), F audited`. Each number beside `denied`, `warned` and `audited` counts
+    /// findings, as the JSON summary's do; the documents they are in follow, each counted
+    /// where its loudest finding stands (the JSON's `documentsDenied`, …).
+    pub fn summary(&self) -> String {
         let part = |action: Action, word: &str| {
-            let documents = loudest.values().filter(|a| **a == action).count();
+            let documents = self.documents_at(action);
             match self.count(action) {
                 0 => format!("0 {word}"),
-                1 => format!("{documents} {word} (1 finding)"),
-                n => format!("{documents} {word} ({n} findings)"),
+                n if documents == 1 => format!("{n} {word} (in 1 document)"),
+                n => format!("{n} {word} (in {documents} documents)"),
             }
         };
         let skipped = match self.skipped.len() {

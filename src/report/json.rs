@@ -34,6 +34,9 @@ pub fn render(report: &Report) -> impl Serialize + '_ {
             "audited": report.count(Action::Audit),
             "skipped": report.skipped.len(),
             "unjudged": report.unjudged.len(),
+            "documentsDenied": report.documents_at(Action::Deny),
+            "documentsWarned": report.documents_at(Action::Warn),
+            "documentsAudited": report.documents_at(Action::Audit),
         }),
         unjudged: Each(
             &report.unjudged,

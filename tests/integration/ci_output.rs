@@ -113,7 +113,7 @@ fn a_baseline_hides_recorded_findings_and_only_those() {
     let twice = std::fs::read_to_string(daemonset()).unwrap();
     std::fs::write(&app, format!("{twice}\n---\n{twice}")).unwrap();
     let out = run(&["--baseline", baseline.to_str().unwrap()], &[&app], 1);
-    assert!(out.contains("1 denied (2 findings)"), "{out}");
+    assert!(out.contains("2 denied (in 1 document)"), "{out}");
     // SARIF carries the same identity.
     let out = run(&["--output", "sarif"], &[&copy], 1);
     let sarif: Value = serde_json::from_str(&out).unwrap();
@@ -161,7 +161,7 @@ fn junit_fails_every_unparsed_document_and_quotes_stay_safe() {
 fn the_summary_counts_documents_and_findings_apart_and_explain_takes_a_slug() {
     let out = run(&[], &[&daemonset(), &minimal()], 1);
     let last = out.lines().last().unwrap();
-    assert!(last.starts_with("2 document(s) checked: 1 denied (2 findings)"), "{last}");
+    assert!(last.starts_with("2 document(s) checked: 2 denied (in 1 document)"), "{last}");
     let page = covenant().args(["explain", "unknown-field"]).assert().success().get_output().stdout.clone();
     assert!(String::from_utf8(page).unwrap().starts_with("# CVN-101 unknown-field"));
     let err = covenant().args(["explain", "unknwn-field"]).assert().code(2).get_output().stderr.clone();

@@ -109,7 +109,7 @@ fn warnings_alone_exit_zero() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("warning[CVN-101]"), "{text}");
-    assert!(text.ends_with("0 denied, 5 warned (6 findings), 0 audited\n"), "{text}");
+    assert!(text.ends_with("0 denied, 6 warned (in 5 documents), 0 audited\n"), "{text}");
 }
 
 #[test]
@@ -534,7 +534,7 @@ fn keys_and_infinities_are_read_as_kubectl_reads_them() {
         text.starts_with(
             "cm.yaml:5:10: error[CVN-109] /data/limit: kubectl refuses the document: it reads `-.Inf` as the \
              float -Inf, which JSON cannot hold (error converting YAML to JSON: json: unsupported value: -Inf)"
-        ) && text.contains("1 denied (1 finding)"),
+        ) && text.contains("1 denied (in 1 document)"),
         "{text}"
     );
 }
@@ -956,13 +956,13 @@ fn documents_of_other_tools_are_skipped_by_a_switch_and_counted() {
     };
     let text = run(false, "text");
     assert_eq!(text.matches("error[CVN-109]").count(), 4, "{text}");
-    assert!(text.contains("5 document(s) checked: 4 denied (4 findings)"), "{text}");
+    assert!(text.contains("5 document(s) checked: 4 denied (in 4 documents)"), "{text}");
 
     let text = run(true, "text");
     assert_eq!(text.matches("error[CVN-109]").count(), 1, "{text}");
     assert!(text.contains("half.yaml:1:1: error[CVN-109]"), "{text}");
     assert!(
-        text.contains("2 document(s) checked: 1 denied (1 finding), 0 warned, 0 audited; 3 skipped as not Kubernetes-style (--skip-unidentified)"),
+        text.contains("2 document(s) checked: 1 denied (in 1 document), 0 warned, 0 audited; 3 skipped as not Kubernetes-style (--skip-unidentified)"),
         "{text}"
     );
     let json: Value = serde_json::from_str(&run(true, "json")).unwrap();

@@ -58,7 +58,7 @@ fn check_reads_a_pipe_for_the_checked_documents_and_for_the_base() {
         std::fs::read_to_string(&new).unwrap().lines().position(|l| l.contains("maxLength: 40")).unwrap();
     let at = format!("{}:{}:", checked.display(), line + 1);
     assert!(text.contains(&at) && text.contains("error[CVN-205]"), "{text}");
-    assert!(text.contains("1 document(s) checked: 1 denied (1 finding)"), "{text}");
+    assert!(text.contains("1 document(s) checked: 1 denied (in 1 document)"), "{text}");
     // A pipe whose text is not UTF-8 is said as the file it names, as stdin's is.
     let bad = piped(dir.path(), "bad.yaml", b"kind: \xff\n".to_vec());
     let out = enforced().arg(&bad).assert().code(2).get_output().stderr.clone();
@@ -162,7 +162,7 @@ fn check_reads_a_list_document_as_its_items() {
     let line = listed.lines().position(|l| l.contains("maxLength: 40")).unwrap() + 1;
     let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
     assert!(text.contains(&format!("crds.yaml:{line}:")) && text.contains("error[CVN-205]"), "{text}");
-    assert!(text.contains("2 document(s) checked: 1 denied (1 finding)"), "{text}");
+    assert!(text.contains("2 document(s) checked: 1 denied (in 1 document)"), "{text}");
     assert!(text.contains("1 of kinds no rule judges (v1 ConfigMap)"), "{text}");
     // Unpaired, the CRD is new and nothing is tightened: no item is judged deleted either.
     stdout(enforced().arg(&head), 0);
