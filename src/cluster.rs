@@ -321,6 +321,73 @@ impl ClusterView for OfflineCluster {
     }
 }
 
+/// The cluster a checked tree describes: the objects of the followed kinds among the checked
+/// files, as the cluster would hold them once the tree is applied, over another view
+/// (`--context`, or no cluster state). A kind the tree holds objects of answers with them
+/// (and the view's, the tree's copy winning where both hold one object); any other kind is
+/// the view's to answer — without `--context` that is "not checked", never "none".
+pub struct TreeCluster {
+    tree: OfflineCluster,
+    under: Arc<dyn ClusterView>,
+}
+
+impl TreeCluster {
+    /// `objects` (the tree's) over `under`.
+    pub fn over(objects: Vec<Value>, under: Arc<dyn ClusterView>) -> TreeCluster {
+        TreeCluster { tree: OfflineCluster::from_objects(objects), under }
+    }
+
+    /// The tree's cluster objects of the documents of one file's text: each object, or a
+    /// list's items, that names an apiVersion, a kind and a name (what cannot be an object
+    /// is judged by `check` itself, not taken as state).
+    pub fn objects_in(text: &str, keep: impl Fn(&str, &str) -> bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        for doc in parse_stream(text).0 {
+            let Ok(objects) = objects_of(doc.value) else { continue };
+            out.extend(objects.into_iter().filter(|o| {
+                let group = crate::subject::group_of(o).unwrap_or("");
+                keep(group, o.get("kind").and_then(Value::as_str).unwrap_or(""))
+            }));
+        }
+        out
+    }
+
+    /// Whether the tree holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.tree.by_kind.is_empty()
+    }
+}
+
+impl ClusterView for TreeCluster {
+    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
+        self.under.answers_at_once(group, kind)
+    }
+
+    fn list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let held = self.tree.by_kind.get(group).is_some_and(|kinds| kinds.contains_key(kind));
+        if !held {
+            return self.under.list(group, kind, namespace, budget);
+        }
+        let mut out = self.tree.list(group, kind, namespace, budget)?;
+        match self.under.list(group, kind, namespace, budget) {
+            Ok(more) => {
+                let ours: std::collections::HashSet<String> = out.iter().map(object_key).collect();
+                out.extend(more.into_iter().filter(|o| !ours.contains(&object_key(o))));
+            }
+            // Without cluster state the tree is all there is of this kind.
+            Err(Error::Offline { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

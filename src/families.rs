@@ -168,7 +168,7 @@ impl<'a> Context<'a> {
                 // No cluster state at all: the rule's findings stand as they are, and what it
                 // could not look up is said.
                 let note = format!(
-                    "{rule} not checked: no cluster state to look up {resource} in (give `covenant check` the objects with --context DIR, or judge against a cluster)"
+                    "{rule} not checked: no cluster state to look up {resource} in (check the objects it needs beside it, give them with --context DIR, or judge against a cluster)"
                 );
                 if !self.unchecked.contains(&note) {
                     self.unchecked.push(note);

@@ -109,6 +109,8 @@ pub struct Report {
     pub checked: Vec<Checked>,
     /// What the run says besides findings (an exemption that expired), `file: text`.
     pub notes: Vec<String>,
+    /// Judgements that needed cluster state the run did not have (each said in a note).
+    pub unchecked: usize,
     /// Inputs named to be checked that held no document (empty, or only comments, `---` and
     /// null documents): each is said as a note, and a run where every input is one of these
     /// checked nothing.
@@ -811,6 +813,7 @@ impl Judging<'_> {
         }
         report.notes.extend(verdict.expired.iter().map(|e| format!("{file}: {e}")));
         for u in &verdict.unchecked {
+            report.unchecked += 1;
             let note = format!("{file}: {u}");
             if !report.notes.contains(&note) {
                 report.notes.push(note);

@@ -47,9 +47,15 @@ pub struct CheckArgs {
     /// Config file; default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Objects (YAML/JSON files) standing in for the cluster's state.
+    /// Objects (YAML/JSON files) standing in for the cluster's state, beside the objects
+    /// of the checked files themselves (published constructs, their consumers and releases
+    /// among the checked paths are context without it).
     #[arg(long)]
     pub context: Option<PathBuf>,
+    /// Fail (exit 1) when a judgement needed cluster state that neither the checked files
+    /// nor `--context` hold (each is said in a note either way).
+    #[arg(long)]
+    pub require_context: bool,
     /// The previous versions: a directory or file, or a git ref whose files under the same
     /// paths are read (`origin/main`; with stdin, its whole tree). Each document is judged as
     /// an update of the base document with the same group, kind, namespace and name, so the
@@ -223,6 +229,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         bail!("the checked registries disagree: {why}");
     }
     drop(registries);
+    let cluster = tree_context(&config, &queued, cluster);
     if args.fix {
         let mut fixing = config.clone();
         fixing.rules = fixing.rules.with_mutation();
@@ -326,7 +333,51 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(empty) = nothing {
         bail!("nothing to check: {empty}");
     }
+    if args.require_context && report.unchecked > 0 {
+        eprintln!(
+            "error: {} judgement(s) needed cluster state that neither the checked files nor --context hold (each note above names it); --require-context makes that a failure",
+            report.unchecked
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The checked files as context: the objects of the kinds the cluster view follows
+/// (constructs, consumers, releases) among them, over `--context` (or no cluster state).
+/// A file is read for them only when it names the kinds' API group.
+fn tree_context(
+    config: &crate::config::Config,
+    queued: &[Input],
+    under: std::sync::Arc<dyn crate::cluster::ClusterView>,
+) -> std::sync::Arc<dyn crate::cluster::ClusterView> {
+    let followed: std::collections::BTreeSet<(String, String)> = config.cluster_kinds().into_iter().collect();
+    let groups: std::collections::BTreeSet<&str> = followed.iter().map(|(g, _)| g.as_str()).collect();
+    let keep = |g: &str, k: &str| followed.contains(&(g.to_string(), k.to_string()));
+    let mut objects = Vec::new();
+    for input in queued {
+        match input {
+            Input::Read(source) => {
+                if groups.iter().any(|g| source.text.contains(g)) {
+                    objects.extend(crate::cluster::TreeCluster::objects_in(&source.text, keep));
+                }
+            }
+            Input::File(file) => {
+                if crate::source::oversized(file).is_some()
+                    || !groups.iter().any(|g| mentions(file, g.as_bytes()))
+                {
+                    continue;
+                }
+                if let Ok(text) = crate::source::read_text(file) {
+                    objects.extend(crate::cluster::TreeCluster::objects_in(&text, keep));
+                }
+            }
+        }
+    }
+    if objects.is_empty() {
+        return under;
+    }
+    std::sync::Arc::new(crate::cluster::TreeCluster::over(objects, under))
 }
 
 /// The previous versions for `check --base`: a directory's documents, or every document file

@@ -1186,3 +1186,36 @@ fn diff_fail_on_gates_on_the_largest_change() {
         .contains("a MINOR change, at or above --fail-on MINOR"));
     covenant().arg("diff").arg(&old).arg(&old).args(["--fail-on", "PATCH"]).assert().code(0);
 }
+
+/// The checked files are the context: a folder holding the published ClusterComponentTypes
+/// and a Component pinned to a version none publishes is refused as the webhook would refuse
+/// it, without `--context`. What the files do not hold stays "not checked" (a note, never
+/// "none found"), and `--require-context` makes that a failure; `--context` adds to the tree.
+#[test]
+fn the_checked_files_are_the_context() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str], code: i32| {
+        let out = covenant().current_dir(root).args(args).assert().code(code).get_output().clone();
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap()
+    };
+    let tree = run(&["check", "examples/tour/platform", "examples/tour/apps"], 1);
+    assert!(
+        tree.contains("error[CVN-406] /spec/componentType/version: pin \"9\" of \"ruby-service\""),
+        "{tree}"
+    );
+    assert!(!tree.contains("not checked"), "{tree}");
+    // Web pins "1" and sets sizeClass xlarge, which 1.1.0 allows: no finding for it.
+    assert!(tree.contains("1 denied (in 1 document)"), "{tree}");
+    let alone = run(&["check", "examples/tour/apps"], 0);
+    assert!(
+        alone
+            .contains("CVN-406 not checked: no cluster state to look up ClusterComponentType.openchoreo.dev"),
+        "{alone}"
+    );
+    let strict = run(&["check", "examples/tour/apps", "--require-context"], 1);
+    assert!(strict.contains("2 judgement(s) needed cluster state"), "{strict}");
+    let with_context = run(&["check", "examples/tour/apps", "--context", "examples/tour/platform"], 1);
+    assert!(with_context.contains("error[CVN-406]"), "{with_context}");
+    // A tree that holds the types passes --require-context for what it holds.
+    run(&["check", "examples/tour/platform", "--require-context"], 0);
+}
