@@ -135,7 +135,7 @@ const REASONS: &[(&str, &str)] = &[
     ("pattern", "a pattern removed is a loosening, MINOR"),
     ("min-as-required", "the peer counts a length minimum on a new optional field as requiring it; the field is optional, so every document stays valid: MINOR"),
     ("peer-config", "the case runs the peer with a non-default policy that allows this change; covenant's default refuses it"),
-    ("served-shape", "covenant requires served versions without a conversion webhook to share one shape (Airframe API versioning and deprecation); the peer's check here compares each version only with itself"),
+    ("served-shape", "covenant requires served versions without a conversion webhook to share one shape (the API-versioning policy of a Crossplane platform whose XRDs machines consume); the peer's check here compares each version only with itself"),
     ("one-validator", "the peer test runs one validator; covenant judges every change, and this update also changes a version's own schema"),
 ];
 

@@ -30,6 +30,7 @@ mod naming;
 mod observability;
 mod problems;
 mod ratchet;
+mod readme;
 mod robustness;
 mod rules;
 mod schema;
