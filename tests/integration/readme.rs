@@ -1,7 +1,7 @@
-//! The README's tour, run as written: every `$ covenant …` line of its `console` blocks is run
-//! from the repository's root, and what it prints (stdout, then stderr) must be what the
-//! README shows; a `$ echo $?` line after it shows its exit code. The README cannot drift
-//! from what the binary does, and every file the tour names exists.
+//! The README's tour and the walkthroughs in `docs/`, run as written: every `$ covenant …` line
+//! of their `console` blocks is run from the repository's root, and what it prints (stdout,
+//! then stderr) must be what the page shows; a `$ echo $?` line after it shows its exit code.
+//! The docs cannot drift from what the binary does, and every file they run on exists.
 
 use std::path::Path;
 
@@ -47,34 +47,48 @@ fn tour(readme: &str) -> Vec<Shown> {
 }
 
 #[test]
-fn the_readme_tour_prints_what_the_readme_shows() {
+fn the_readme_tour_and_the_docs_walkthroughs_print_what_they_show() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let shown = tour(&readme);
-    assert!(shown.len() >= 5, "the tour shows {} commands", shown.len());
-    for s in &shown {
-        for arg in s.args.iter().filter(|a| a.starts_with("examples/")) {
-            assert!(root.join(arg).exists(), "README line {}: {arg} does not exist", s.line);
+    let mut pages = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "md") {
+            pages.push(path);
         }
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
-            .current_dir(root)
-            .args(&s.args)
-            .env_remove("COVENANT_CONFIG")
-            .output()
-            .unwrap();
-        let printed =
-            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            printed,
-            s.output,
-            "README line {}: covenant {} prints otherwise",
-            s.line,
-            s.args.join(" ")
-        );
-        let code =
-            s.code.unwrap_or_else(|| panic!("README line {}: no `$ echo $?` after the command", s.line));
-        assert_eq!(out.status.code(), Some(code), "README line {}: exit code", s.line);
     }
+    let mut ran = 0;
+    for page in &pages {
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(page).unwrap();
+        for s in tour(&text) {
+            for arg in s.args.iter().filter(|a| a.starts_with("examples/") || a.starts_with("tests/")) {
+                assert!(root.join(arg).exists(), "{name} line {}: {arg} does not exist", s.line);
+            }
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+                .current_dir(root)
+                .args(&s.args)
+                .env_remove("COVENANT_CONFIG")
+                .output()
+                .unwrap();
+            let printed =
+                String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                printed,
+                s.output,
+                "{name} line {}: covenant {} prints otherwise",
+                s.line,
+                s.args.join(" ")
+            );
+            let code =
+                s.code.unwrap_or_else(|| panic!("{name} line {}: no `$ echo $?` after the command", s.line));
+            assert_eq!(out.status.code(), Some(code), "{name} line {}: exit code", s.line);
+            ran += 1;
+        }
+        if name == "README.md" {
+            assert!(ran >= 5, "the README's tour shows {ran} commands");
+        }
+    }
+    assert!(ran >= 10, "{ran} commands in the README and docs");
 }
 
 /// What the README's set-up says `serve --dev` prints is what it prints: the three
