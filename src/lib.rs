@@ -16,6 +16,7 @@ pub mod certs;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod contract;
 pub mod engine;
 pub mod families;
 pub mod metrics;

@@ -13,12 +13,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::cluster::{ClusterView, Error};
+use crate::contract::ContractDiff;
 use crate::engine::Engine;
 use crate::families::construct::GROUP;
 use crate::families::consumer::{published, references, scope, SupportWindow};
 use crate::families::schema_bearing::Outline;
 use crate::pointer::At;
-use crate::report::diff::ContractDiff;
 use crate::rules::Finding;
 use crate::subject::Subject;
 use crate::versioning::{resolve, Pin, Published};
@@ -148,9 +148,12 @@ pub fn plan(
             continue;
         };
         let diff =
-            match crate::report::diff::compute(&Outline::of_value(&old), &Outline::of_value(&new), |_| {
-                crate::rules::evolution::Stability::DeclaredBump
-            }) {
+            // Constructs: judged by their declared bump whatever the policy says of CRDs.
+            match crate::contract::compute(
+                &Outline::of_value(&old),
+                &Outline::of_value(&new),
+                &crate::contract::Policy::default(),
+            ) {
                 Ok(d) => d,
                 Err(e) => {
                     out.push(Err(format!("{pointer}: {e}")));

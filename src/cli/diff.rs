@@ -210,12 +210,9 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    let policy = |family: &str| {
-        config.stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
-    };
     let old_outline = old.outline(&args.old, None)?;
     let new_outline = new.outline(&args.new, Some(&old_outline))?;
-    let d = crate::report::diff::compute(&old_outline, &new_outline, policy)
+    let d = crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
         .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),

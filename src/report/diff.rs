@@ -1,349 +1,11 @@
-//! `covenant diff OLD NEW`: the contract diff of two versions of a schema-bearing document
-//! (a CRD, an XRD, or a bare OpenAPI schema), every change with its bump and rule, the
-//! implied bump beside the declared one, and the verdict. Three renderings of one
-//! computation: a table, the JSON contract, and a pull-request body in Markdown.
+//! The renderings of a contract diff (`crate::contract`): a table, the JSON contract, and a
+//! pull-request body in Markdown. No judgement here: the verdict is the contract's.
 
 use serde_json::{json, Value};
 
-use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
-use crate::pointer::At;
-use crate::pointer::Location;
-use crate::rules::evolution::{is_ga, judge, readable, Judged, Stability};
-use crate::rules::lookup;
-use crate::schema::diff::diff;
-use crate::schema::openapi::{load_noting_unknown, Dialect};
+use crate::contract::{ContractDiff, Row};
+use crate::rules::evolution::readable;
 use crate::versioning::Bump;
-
-/// One changed place.
-#[derive(Clone, Debug)]
-pub struct Row {
-    /// The version of a multi-version document the change is in.
-    pub version: Option<String>,
-    /// The change and its judgement.
-    pub judged: Judged,
-    /// Whether the family's stability policy refuses it.
-    pub refused: bool,
-}
-
-/// A finding about the document rather than one schema change (versions, identity, shape).
-#[derive(Clone, Debug)]
-pub struct Note {
-    /// The rule.
-    pub rule: &'static str,
-    /// The bump it implies (`None`: a warning that breaks no one).
-    pub bump: Option<Bump>,
-    /// What it says.
-    pub message: String,
-    /// Whether the family's policy refuses it (a version added implies MINOR, refused by no
-    /// policy; every structural finding that implies a bump is refused).
-    pub refused: bool,
-}
-
-/// The whole diff.
-#[derive(Clone, Debug)]
-pub struct ContractDiff {
-    /// What was diffed: `CustomResourceDefinition widgets.example.com`.
-    pub title: String,
-    /// Every change, in document order.
-    pub rows: Vec<Row>,
-    /// Version, identity and shape findings (each that implies a bump is refused).
-    pub notes: Vec<Note>,
-    /// The declared bump, where the document declares a version.
-    pub declared: Option<Bump>,
-    /// The policy the refusals follow.
-    pub policy: Stability,
-}
-
-/// A pair that cannot be diffed.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct DiffError(pub String);
-
-impl ContractDiff {
-    /// The bump all changes imply.
-    pub fn implied(&self) -> Bump {
-        let notes = self.notes.iter().filter_map(|n| n.bump);
-        Bump::implied(self.rows.iter().map(|r| r.judged.bump).chain(notes))
-    }
-
-    /// `ok`, `bump-too-small`, `bump-too-large`, or `refused` (the declared bump, if any, is
-    /// right, but the family's policy refuses a change): never `ok` when the diff fails.
-    pub fn verdict(&self) -> &'static str {
-        match self.declared {
-            Some(d) if d < self.implied() => "bump-too-small",
-            Some(d) if d > self.implied() => "bump-too-large",
-            _ if self.refused() > 0 => "refused",
-            _ => "ok",
-        }
-    }
-
-    /// How many changes and notes the policy refuses.
-    pub fn refused(&self) -> usize {
-        self.rows.iter().filter(|r| r.refused).count() + self.notes.iter().filter(|n| n.refused).count()
-    }
-
-    /// Whether `covenant diff` exits 1.
-    pub fn fails(&self) -> bool {
-        self.verdict() != "ok" || self.refused() > 0
-    }
-}
-
-fn refused(policy: Stability, version: Option<&str>, j: &Judged) -> bool {
-    j.bump == Bump::Major
-        && match policy {
-            Stability::Always => true,
-            Stability::FromGa => version.is_some_and(is_ga),
-            Stability::DeclaredBump => false,
-        }
-}
-
-/// Diff two documents: both CRDs, both XRDs, or both bare OpenAPI schemas. `policy` is the
-/// stability policy of the family the documents belong to.
-///
-/// Each side is an outline: a CRD's or XRD's version schemas apart (as text when the document
-/// was read from JSON text), everything else its tree.
-pub fn compute(
-    old_outline: &Outline<'_>,
-    new_outline: &Outline<'_>,
-    stability: impl Fn(&str) -> Stability,
-) -> Result<ContractDiff, DiffError> {
-    let (old, new): (&Value, &Value) = (&old_outline.doc, &new_outline.doc);
-    match (Flavor::of(old), Flavor::of(new)) {
-        (Some(a), Some(b)) if a == b => {
-            let policy = stability(a.family());
-            let e = evolve_outlines(old_outline, new_outline);
-            if let Some((at, why)) = e.unreadable.first() {
-                return Err(DiffError(format!("a schema cannot be read at {at}: {why}")));
-            }
-            let mut rows = Vec::new();
-            for v in &e.versions {
-                for j in &v.changes {
-                    let refused = refused(policy, Some(&v.version), j);
-                    rows.push(Row { version: Some(v.version.clone()), judged: j.clone(), refused });
-                }
-            }
-            let notes = e
-                .structural
-                .iter()
-                .map(|s| {
-                    let mut args = s.args.clone();
-                    args.insert(0, ("subject", e.subject(None)));
-                    args.insert(0, ("name", e.name.clone()));
-                    let rule = lookup(s.rule).map(|r| r.message).unwrap_or("");
-                    let message = crate::rules::meta::render(rule, &args);
-                    Note { rule: s.rule, bump: s.bump(), refused: s.bump().is_some(), message }
-                })
-                .chain(version_notes(old, new))
-                // A keyword the new schemas carry that validates nothing: a warning, changed
-                // or not (a change to it is also a row, unclassified).
-                .chain(e.unknown_keywords.iter().map(|(at, why)| Note {
-                    rule: "CVN-109",
-                    bump: None,
-                    refused: false,
-                    message: format!("{at}: {why}"),
-                }))
-                .collect();
-            Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy })
-        }
-        (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
-        (None, None) if is_construct(old) && is_construct(new) => {
-            use crate::families::construct::{contract, contract_diff, declared_version, logical_name, read};
-            let (a, problems_a) = contract(old);
-            let b = read(new);
-            // What cannot be read is said, and a change to it is an unclassified row; a keyword
-            // of the new schemas that validates nothing is said too, changed or not.
-            let notes = [("old", &problems_a), ("new", &b.problems)]
-                .into_iter()
-                .flat_map(|(side, ps)| ps.iter().map(move |p| (side, p)))
-                .map(|(side, p)| Note {
-                    rule: "CVN-109",
-                    bump: None,
-                    refused: false,
-                    message: format!("the {side} document's contract schema cannot be read: {p}"),
-                })
-                .chain(b.unknown.iter().map(unknown_keyword_note))
-                .collect();
-            let b = b.contract;
-            let rows = contract_diff(&a, &b)
-                .into_iter()
-                .map(|j| Row { version: None, refused: false, judged: j })
-                .collect();
-            let parse = |d: &Value| declared_version(d).and_then(|v| semver::Version::parse(v).ok());
-            let (from, to) = (parse(old), parse(new));
-            let declared = match (&from, &to) {
-                (Some(a), Some(b)) => Some(Bump::between(a, b).unwrap_or(Bump::Patch)),
-                _ => None,
-            };
-            let kind = new.get("kind").and_then(Value::as_str).unwrap_or_default();
-            let title = match (from, to) {
-                (Some(a), Some(b)) => format!("{kind} {} {a} → {b}", logical_name(new)),
-                _ => format!("{kind} {}", logical_name(new)),
-            };
-            Ok(ContractDiff { title, rows, notes, declared, policy: Stability::DeclaredBump })
-        }
-        (None, None) if is_package(old) && is_package(new) => {
-            use crate::families::launcher::{declared_version, package_contract};
-            let policy = Stability::DeclaredBump;
-            let rows = judge(diff(&package_contract(old), &package_contract(new), ""))
-                .into_iter()
-                .map(|j| Row { version: None, refused: false, judged: j })
-                .collect();
-            let declared = match (declared_version(old), declared_version(new)) {
-                (Some(a), Some(b)) => Some(Bump::between(&a, &b)),
-                _ => None,
-            };
-            let name = new.at("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            let title = match (declared_version(old), declared_version(new)) {
-                (Some(a), Some(b)) => format!("Package {name} {a} → {b}"),
-                _ => format!("Package {name}"),
-            };
-            // A version that did not move declares nothing: an explicit "none", not a bump.
-            let declared = declared.map(|d| d.unwrap_or(Bump::Patch));
-            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy })
-        }
-        (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
-            let read = |v: &Value, which: &str| {
-                let (schema, unknown) = load_noting_unknown(v, &Location::default(), Dialect::OpenApi);
-                let schema = schema.map_err(|ps| {
-                    let list: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
-                    DiffError(format!("the {which} schema cannot be read: {}", list.join("; ")))
-                })?;
-                Ok::<_, DiffError>((schema, unknown))
-            };
-            let ((a, _), (b, unknown)) = (read(old, "old")?, read(new, "new")?);
-            let notes = unknown.iter().map(unknown_keyword_note).collect();
-            let policy = stability("crd");
-            let rows = judge(diff(&a, &b, ""))
-                .into_iter()
-                .map(|j| Row { version: None, refused: refused(policy, None, &j), judged: j })
-                .collect();
-            Ok(ContractDiff { title: "schema".into(), rows, notes, declared: None, policy })
-        }
-        _ => Err(DiffError(
-            "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, two \
-             launcher Packages, two OpenChoreo constructs, or two OpenAPI v3 schemas"
-                .into(),
-        )),
-    }
-}
-
-/// A keyword of the new schema that no schema knows: a CVN-109 note, a warning that refuses
-/// nothing, where it is.
-fn unknown_keyword_note(u: &crate::schema::openapi::UnknownKeyword) -> Note {
-    let at = if u.at.pointer.is_empty() { "(root)" } else { &u.at.pointer };
-    Note {
-        rule: "CVN-109",
-        bump: None,
-        refused: false,
-        message: format!(
-            "{at}: keyword \"{}\" is not known to a structural schema, so it validates nothing{}",
-            u.keyword, u.hint
-        ),
-    }
-}
-
-/// What changed in `spec.versions` itself, beside the schemas: a version added (MINOR), the
-/// storage version moved, a version taken out of the list (safe only if nothing is stored at
-/// it). A version made unserved or a served one removed is a structural finding already.
-fn version_notes(old: &Value, new: &Value) -> Vec<Note> {
-    let versions = |d: &Value| -> Vec<(String, bool, bool, bool)> {
-        d.at("/spec/versions")
-            .and_then(Value::as_array)
-            .map(|vs| {
-                vs.iter()
-                    .filter_map(|v| {
-                        let name = v.get("name")?.as_str()?.to_string();
-                        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-                        // A CRD's storage version; an XRD's referenceable one.
-                        let storage = flag("storage") || flag("referenceable");
-                        Some((name, flag("served"), storage, flag("deprecated")))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (before, after) = (versions(old), versions(new));
-    let storage = |vs: &[(String, bool, bool, bool)]| vs.iter().find(|v| v.2).map(|v| v.0.clone());
-    let stored: Vec<&str> = old
-        .at("/status/storedVersions")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut notes = Vec::new();
-    for (name, served, _, _) in after.iter().filter(|v| !before.iter().any(|b| b.0 == v.0)) {
-        let how = if *served { "served" } else { "not served" };
-        notes.push(Note {
-            rule: "version",
-            bump: Some(Bump::Minor),
-            message: format!("version {name} was added ({how})"),
-            refused: false,
-        });
-    }
-    // Unserving a version the previous release deprecated is the promotion's next step.
-    for (name, ..) in
-        before.iter().filter(|b| b.1 && b.3).filter(|b| after.iter().any(|a| a.0 == b.0 && !a.1))
-    {
-        notes.push(Note {
-            rule: "version",
-            bump: None,
-            message: format!("version {name} is no longer served; it was deprecated in the previous release, so its clients were warned"),
-            refused: false,
-        });
-    }
-    if let (Some(from), Some(to)) = (storage(&before), storage(&after)) {
-        if from != to {
-            notes.push(Note {
-                rule: "version",
-                bump: None,
-                message: format!(
-                    "the storage version moved from {from} to {to}: objects written from now on are stored at {to}; those stored at {from} stay there until rewritten"
-                ),
-                refused: false,
-            });
-        }
-    }
-    for (name, ..) in before.iter().filter(|v| !after.iter().any(|a| a.0 == v.0)) {
-        // One that storedVersions still lists is a structural finding (CVN-210) already.
-        if stored.contains(&name.as_str()) {
-            continue;
-        }
-        let at = if stored.is_empty() {
-            "check status.storedVersions on the cluster first".to_string()
-        } else {
-            format!("status.storedVersions ({}) does not list it", stored.join(", "))
-        };
-        notes.push(Note {
-            rule: "version",
-            bump: None,
-            message: format!(
-                "version {name} was removed from spec.versions; that is safe only if no object is stored at it ({at})"
-            ),
-            refused: false,
-        });
-    }
-    notes
-}
-
-fn is_construct(v: &Value) -> bool {
-    v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("openchoreo.dev/"))
-        && v.get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| crate::families::construct::KINDS.contains(&k))
-}
-
-fn is_package(v: &Value) -> bool {
-    v.get("kind").and_then(Value::as_str) == Some("Package")
-        && v.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("launcher.gokure.dev/"))
-}
-
-fn looks_like_schema(v: &Value) -> bool {
-    v.as_object().is_some_and(|m| {
-        !m.contains_key("apiVersion")
-            && ["type", "properties", "items", "x-kubernetes-preserve-unknown-fields"]
-                .iter()
-                .any(|k| m.contains_key(*k))
-    })
-}
 
 fn show(v: &Option<Value>) -> Value {
     v.clone().unwrap_or(Value::Null)
@@ -390,6 +52,7 @@ pub fn render_json(d: &ContractDiff) -> String {
         "verdict": d.verdict(),
         "policy": d.policy.as_str(),
         "refused": d.refused(),
+        "advisory": d.advisory,
     })
     .to_string()
 }
@@ -397,6 +60,9 @@ pub fn render_json(d: &ContractDiff) -> String {
 /// The table.
 pub fn render_text(d: &ContractDiff) -> String {
     let mut out = format!("{}\n", d.title);
+    // What the policy would refuse of a CRD not opted in to enforcement is advised.
+    let (mark, word) =
+        if d.advisory.is_some() { (" (advised)", "advised") } else { (" (refused)", "refused") };
     if d.rows.is_empty() {
         out.push_str(if d.notes.is_empty() { "no changes\n" } else { "no schema changes\n" });
     } else {
@@ -407,7 +73,7 @@ pub fn render_text(d: &ContractDiff) -> String {
             "VERSION", "BUMP", "RULE", "CHANGE", "WHAT"
         ));
         for r in &d.rows {
-            let mark = if r.refused { " (refused)" } else { "" };
+            let mark = if r.refused { mark } else { "" };
             out.push_str(&format!(
                 "{:<width$}  {:<6} {:<8} {:<28} {}{mark}\n",
                 r.version.as_deref().unwrap_or("-"),
@@ -419,17 +85,20 @@ pub fn render_text(d: &ContractDiff) -> String {
         }
     }
     for n in &d.notes {
-        let mark = if n.refused { " (refused)" } else { "" };
+        let mark = if n.refused { mark } else { "" };
         out.push_str(&format!("{}: {}{mark}\n", n.rule, n.message));
     }
     out.push_str(&format!(
-        "implied: {}   declared: {}   verdict: {}   refused by policy ({}): {}\n",
+        "implied: {}   declared: {}   verdict: {}   {word} by policy ({}): {}\n",
         d.implied(),
         d.declared.map(|b| b.as_str()).unwrap_or("none"),
         d.verdict(),
         d.policy.as_str(),
         d.refused()
     ));
+    if let Some(note) = &d.advisory {
+        out.push_str(&format!("{note}: the webhook and `check --base` warn of these, and refuse nothing\n"));
+    }
     out
 }
 
@@ -444,6 +113,9 @@ pub fn render_markdown(d: &ContractDiff) -> String {
         d.verdict(),
         d.policy.as_str()
     ));
+    if let Some(note) = &d.advisory {
+        out.push_str(&format!("_{note}: warned of, refused nothing._\n\n"));
+    }
     if !d.notes.is_empty() {
         out.push_str("### Versions and identity\n\n");
         for n in &d.notes {

@@ -186,7 +186,7 @@ struct Compare {
 /// prints for the same objects.
 async fn compare(State(state): State<AppState>, query: axum::extract::Query<Compare>) -> Response {
     let q = query.0;
-    let (cluster, stability) = (state.cluster.clone(), state.stability.clone());
+    let (cluster, policy) = (state.cluster.clone(), state.policy.clone());
     let markdown = match q.output.as_deref() {
         None | Some("json") => false,
         Some("markdown" | "md") => true,
@@ -201,13 +201,10 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
                 .map_err(unpublished)
         };
         let (old, new) = (at(&q.from)?, at(&q.to)?);
-        let policy = |family: &str| {
-            stability.get(family).copied().unwrap_or(crate::rules::evolution::Stability::Always)
-        };
-        crate::report::diff::compute(
+        crate::contract::compute(
             &crate::families::schema_bearing::Outline::of_value(&old),
             &crate::families::schema_bearing::Outline::of_value(&new),
-            policy,
+            &policy,
         )
         .map_err(|e| {
             let detail = format!("{} {} → {}: {e}", q.name, q.from, q.to);

@@ -14,6 +14,14 @@ fn covenant() -> Command {
     Command::cargo_bin("covenant").unwrap()
 }
 
+/// `covenant diff` under a config that enforces every CRD and XRD (the platform's own, as in
+/// a platform repository's CI): what the policy refuses is refused, not only advised.
+fn diff() -> Command {
+    let mut c = covenant();
+    c.arg("diff").arg("--config").arg(common::fixtures().join("cli/enforce.yaml"));
+    c
+}
+
 fn peer(path: &str) -> PathBuf {
     common::fixtures().join("peer-cases").join(path)
 }
@@ -71,16 +79,16 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     let (old, new) = (rules_fixture("CVN-205", "base.yaml"), rules_fixture("CVN-205", "input.yaml"));
     let refused = "maxLength of \"spec.name\" changed from 63 to 40";
     // `git show main:crd.yaml | covenant diff - crd.yaml`.
-    let text = stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(std::fs::read(&old).unwrap()), 1);
+    let text = stdout(diff().arg("-").arg(&new).write_stdin(std::fs::read(&old).unwrap()), 1);
     assert!(text.contains(refused), "{text}");
     // `covenant diff <(git show main:crd.yaml) crd.yaml`: the shell hands over a pipe.
     let dir = tempfile::tempdir().unwrap();
     let fifo = piped(dir.path(), "old.yaml", std::fs::read(&old).unwrap());
-    let text = stdout(covenant().arg("diff").arg(&fifo).arg(&new), 1);
+    let text = stdout(diff().arg(&fifo).arg(&new), 1);
     assert!(text.contains(refused), "{text}");
     // What is not one document is said as what it is.
     let stderr = |args: &[&std::ffi::OsStr]| {
-        let out = covenant().arg("diff").args(args).assert().code(2).get_output().stderr.clone();
+        let out = diff().args(args).assert().code(2).get_output().stderr.clone();
         String::from_utf8(out).unwrap()
     };
     let err = stderr(&[old.as_os_str(), "/dev/null".as_ref()]);
@@ -93,13 +101,12 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     // item; a list of more is refused, naming how to compare lists.
     let crd = std::fs::read_to_string(&old).unwrap();
     let listed = format!("apiVersion: v1\nkind: List\nitems:\n{}\n", common::as_item(&crd));
-    let text = stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(listed), 1);
+    let text = stdout(diff().arg("-").arg(&new).write_stdin(listed), 1);
     assert!(text.contains(refused), "{text}");
     let object: Value = covenant::source::parse_stream(&crd).0.remove(0).value;
     let json_list =
         |items: Vec<Value>| json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
-    let text =
-        stdout(covenant().arg("diff").arg("-").arg(&new).write_stdin(json_list(vec![object.clone()])), 1);
+    let text = stdout(diff().arg("-").arg(&new).write_stdin(json_list(vec![object.clone()])), 1);
     assert!(text.contains(refused), "{text}");
     let mut two = covenant();
     two.arg("diff").arg("-").arg(&new).write_stdin(json_list(vec![object.clone(), object]));
@@ -255,7 +262,7 @@ fn check_reads_a_list_document_as_its_items() {
 fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
     let (old, new) =
         (peer("crdify/e2e/enumvalueremoved/old.yaml"), peer("crdify/e2e/enumvalueremoved/new.yaml"));
-    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&new), 1);
+    let text = stdout(diff().arg(&old).arg(&new), 1);
     assert!(text.starts_with("CustomResourceDefinition memcacheds.cache.example.com\n"), "{text}");
     assert!(text.contains("v1alpha1  MAJOR  CVN-204  enum-value-removed"), "{text}");
     assert!(
@@ -265,8 +272,7 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
 
     // The JSON contract.
     let json: Value =
-        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
-            .unwrap();
+        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&new), 1)).unwrap();
     assert_eq!(json["implied"], "MAJOR");
     assert_eq!(json["declared"], Value::Null);
     assert_eq!(json["verdict"], "refused", "never ok beside an exit 1");
@@ -284,13 +290,13 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
 
     // An additive change passes; the pull-request body shows the rows that change nothing.
     let (old, new) = (peer("crdify/e2e/enumvalueadded/old.yaml"), peer("crdify/e2e/enumvalueadded/new.yaml"));
-    let md = stdout(covenant().args(["diff", "--output", "markdown"]).arg(&old).arg(&new), 0);
+    let md = stdout(diff().args(["--output", "markdown"]).arg(&old).arg(&new), 0);
     assert!(md.starts_with("## Contract diff: CustomResourceDefinition"), "{md}");
     assert!(md.contains("**Implied bump: MINOR**"), "{md}");
     assert!(md.contains("### Additions (MINOR)"), "{md}");
     let (old, new) =
         (peer("crdify/e2e/descriptionchanged/old.yaml"), peer("crdify/e2e/descriptionchanged/new.yaml"));
-    let md = stdout(covenant().args(["diff", "--output", "markdown"]).arg(&old).arg(&new), 0);
+    let md = stdout(diff().args(["--output", "markdown"]).arg(&old).arg(&new), 0);
     assert!(md.contains("### No contract change (PATCH)"), "{md}");
 }
 
@@ -298,16 +304,14 @@ fn diff_prints_every_change_with_its_bump_and_rule_and_fails_on_a_refusal() {
 fn diff_of_packages_compares_the_declared_bump_with_the_implied_one() {
     let (old, new) = (rules_fixture("CVN-212", "base.yaml"), rules_fixture("CVN-212", "input.yaml"));
     let json: Value =
-        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
-            .unwrap();
+        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&new), 1)).unwrap();
     assert_eq!(
         (json["implied"].as_str(), json["declared"].as_str(), json["verdict"].as_str()),
         (Some("MAJOR"), Some("MINOR"), Some("bump-too-small"))
     );
     let (old, new) = (rules_fixture("CVN-213", "base.yaml"), rules_fixture("CVN-213", "input.yaml"));
     let json: Value =
-        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&new), 1))
-            .unwrap();
+        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&new), 1)).unwrap();
     assert_eq!(json["verdict"], "bump-too-large");
     // Mismatched kinds are an input error naming both.
     let out = covenant()
@@ -746,7 +750,7 @@ fn diff_reports_every_version_level_change() {
         path
     };
     let (old, new, added) = (write("old.json", &old), write("new.json", &new), write("added.json", &added));
-    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&new), 1);
+    let text = stdout(diff().arg(&old).arg(&new), 1);
     for expected in [
         "version v2 was added (served)",
         "the storage version moved from v1 to v2",
@@ -759,17 +763,16 @@ fn diff_reports_every_version_level_change() {
     let unlisted = crd(serde_json::json!([v("v1alpha1", false, false), v("v1", true, true)]), &["v1"]);
     let unlisted = write("unlisted.json", &unlisted);
     let only_v1 = write("only-v1.json", &crd(serde_json::json!([v("v1", true, true)]), &[]));
-    let text = stdout(covenant().args(["diff"]).arg(&unlisted).arg(&only_v1), 0);
+    let text = stdout(diff().arg(&unlisted).arg(&only_v1), 0);
     assert!(
         text.contains("version v1alpha1 was removed from spec.versions; that is safe only if no object is stored at it (status.storedVersions (v1) does not list it)"),
         "{text}"
     );
-    let text = stdout(covenant().args(["diff"]).arg(&old).arg(&added), 0);
+    let text = stdout(diff().arg(&old).arg(&added), 0);
     assert!(text.contains("version v2 was added (served)"), "{text}");
     assert!(text.contains("implied: MINOR   declared: none   verdict: ok"), "{text}");
     let json: Value =
-        serde_json::from_str(&stdout(covenant().args(["diff", "--output", "json"]).arg(&old).arg(&added), 0))
-            .unwrap();
+        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&added), 0)).unwrap();
     assert_eq!(json["findings"][0]["bump"], "MINOR");
     assert_eq!(json["findings"][0]["refused"], false);
 }
@@ -781,7 +784,7 @@ fn crd_history(path: &str) -> PathBuf {
 /// The changes of `covenant diff --output json OLD NEW` whose pointer starts with `under`,
 /// as (pointer, change, bump, rule), and the implied bump.
 fn contract_rows(old: &Path, new: &Path, under: &str) -> (Vec<(String, String, String, String)>, String) {
-    let out = covenant().args(["diff", "--output", "json"]).arg(old).arg(new).output().unwrap();
+    let out = diff().args(["--output", "json"]).arg(old).arg(new).output().unwrap();
     let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
     });
@@ -975,11 +978,11 @@ async fn an_xrd_promotion_is_admitted_step_by_step_and_only_skipping_deprecation
         let (old, new) = (write("old.json", &pair[0]), write("new.json", &pair[1]));
         let text = stdout(covenant().arg("check").arg(&new).arg("--base").arg(&old), 0);
         assert!(text.contains("0 denied"), "step {i}: {text}");
-        let text = stdout(covenant().arg("diff").arg(&old).arg(&new), 0);
+        let text = stdout(diff().arg(&old).arg(&new), 0);
         assert!(text.contains("verdict: ok"), "step {i}: {text}");
     }
     let (deprecated, unserved) = (write("deprecated.json", &steps[2]), write("unserved.json", &steps[3]));
-    let text = stdout(covenant().arg("diff").arg(&deprecated).arg(&unserved), 0);
+    let text = stdout(diff().arg(&deprecated).arg(&unserved), 0);
     assert!(
         text.contains("version v1alpha1 is no longer served; it was deprecated in the previous release"),
         "{text}"
@@ -1232,7 +1235,7 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
         let (old_json, new_json) = (json(&old, "old.json"), json(&new, "new.json"));
         for output in ["json", "text"] {
             let run = |a: &Path, b: &Path| {
-                let out = covenant().args(["diff", "--output", output]).arg(a).arg(b).output().unwrap();
+                let out = diff().args(["--output", output]).arg(a).arg(b).output().unwrap();
                 (out.status.code(), String::from_utf8(out.stdout).unwrap())
             };
             let from_yaml = run(&old, &new);
@@ -1246,7 +1249,7 @@ fn diff_of_json_files_says_what_diff_of_their_yaml_says_and_refuses_a_repeated_k
         "{\"apiVersion\": \"apiextensions.k8s.io/v1\",\n \"kind\": \"A\",\n \"kind\": \"B\"}",
     )
     .unwrap();
-    let out = covenant().arg("diff").arg(&repeated).arg(&repeated).output().unwrap();
+    let out = diff().arg(&repeated).arg(&repeated).output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -1297,10 +1300,10 @@ fn a_keyword_no_structural_schema_knows_is_said_where_it_is() {
     let out = stdout(enforced().arg(rules_fixture("CVN-205", "input.yaml")), 0);
     assert!(!out.contains("CVN-109"), "{out}");
     // `diff` says it too, as a warning that breaks no one, when nothing else changed.
-    let out = stdout(covenant().arg("diff").arg(&typo).arg(&typo), 0);
+    let out = stdout(diff().arg(&typo).arg(&typo), 0);
     assert!(out.contains(&format!("CVN-109: {at}: keyword \"maxLenght\" is not known")), "{out}");
     // Misspelling a bound drops it and adds a keyword nothing reads: unclassified, refused.
-    let out = stdout(covenant().arg("diff").arg(rules_fixture("CVN-205", "input.yaml")).arg(&typo), 1);
+    let out = stdout(diff().arg(rules_fixture("CVN-205", "input.yaml")).arg(&typo), 1);
     assert!(out.contains("CVN-220") && out.contains(&format!("CVN-109: {at}")), "{out}");
 }
 
@@ -1332,7 +1335,7 @@ fn a_keyword_no_schema_knows_in_a_construct_or_a_bare_schema_is_said_where_it_is
     // Spelled right, nothing is said.
     let out = stdout(covenant().arg("check").arg(&sample), 0);
     assert!(!out.contains("CVN-109"), "{out}");
-    let out = stdout(covenant().arg("diff").arg(&sample).arg(&typo), 0);
+    let out = stdout(diff().arg(&sample).arg(&typo), 0);
     assert!(
         out.contains(&format!("CVN-109: {at}: keyword \"maxLenght\" is not known to a structural schema")),
         "{out}"
@@ -1342,7 +1345,7 @@ fn a_keyword_no_schema_knows_in_a_construct_or_a_bare_schema_is_said_where_it_is
     let new = dir.path().join("new.yaml");
     std::fs::write(&old, "type: object\nproperties:\n  size: {type: integer}\n").unwrap();
     std::fs::write(&new, "type: object\nproperties:\n  size: {type: integer, minimun: 3}\n").unwrap();
-    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    let out = stdout(diff().arg(&old).arg(&new), 1);
     assert!(out.contains("CVN-109: /properties/size/minimun: keyword \"minimun\" is not known to a structural schema, so it validates nothing; did you mean \"minimum\"?"), "{out}");
 }
 
@@ -1369,7 +1372,7 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
     // Listed versions take the whole CRD's schema: the narrowed type is found and refused.
     std::fs::write(&old, crd("integer", listed)).unwrap();
     std::fs::write(&new, crd("string", listed)).unwrap();
-    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    let out = stdout(diff().arg(&old).arg(&new), 1);
     assert!(out.contains("spec.size"), "{out}");
     assert!(out.contains("MAJOR"), "{out}");
     // The move to per-version schemas is compared with the whole CRD's schema before it.
@@ -1384,15 +1387,15 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
         )
     };
     std::fs::write(&new, moved("integer")).unwrap();
-    let out = stdout(covenant().arg("diff").arg(&old).arg(&new), 0);
+    let out = stdout(diff().arg(&old).arg(&new), 0);
     assert!(out.contains("no schema changes") || out.contains("no changes"), "{out}");
     std::fs::write(&new, moved("string")).unwrap();
-    stdout(covenant().arg("diff").arg(&old).arg(&new), 1);
+    stdout(diff().arg(&old).arg(&new), 1);
     // Only `spec.version`: the schema belongs to no listed version, and is said.
     std::fs::write(&old, crd("integer", "")).unwrap();
     std::fs::write(&new, crd("string", "")).unwrap();
-    let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
-    let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
+    let diffed = diff().arg(&old).arg(&new).assert().code(2);
+    let stderr = String::from_utf8(diffed.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("cannot be read at /spec/validation"), "{stderr}");
     let (base, head) = (scratch.path().join("base"), scratch.path().join("head"));
     std::fs::create_dir_all(&base).unwrap();
@@ -1420,8 +1423,8 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
     assert!(out.contains("(spec.versions is empty)"), "{out}");
     std::fs::write(&old, moved("integer")).unwrap();
     std::fs::write(&new, &misspelled).unwrap();
-    let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
-    let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
+    let diffed = diff().arg(&old).arg(&new).assert().code(2);
+    let stderr = String::from_utf8(diffed.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("cannot be read at /spec/versions: no version is declared"), "{stderr}");
     // A version of an apiextensions.k8s.io/v1 CRD with no schema, or with its schema's
     // `openAPIV3Schema` misspelled, has nothing to compare: it is said, not passed as
@@ -1438,7 +1441,7 @@ fn the_whole_crds_schema_of_v1beta1_is_read_and_where_no_version_takes_it_said()
         ),
     ] {
         std::fs::write(&new, &schemaless).unwrap();
-        let diff = covenant().arg("diff").arg(&old).arg(&new).assert().code(2);
+        let diff = diff().arg(&old).arg(&new).assert().code(2);
         let stderr = String::from_utf8(diff.get_output().stderr.clone()).unwrap();
         assert!(
             stderr.contains("cannot be read at /spec/versions/0/schema: version v1 declares no schema"),
