@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+use crate::cluster::lease::Leadership;
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
@@ -104,7 +105,8 @@ pub struct Run {
     pub items: Vec<Item>,
 }
 
-/// What `GET /api/v0/audit` answers: the last completed run, and whether one is under way.
+/// What `GET /api/v0/audit` answers: the last completed run, whether one is under way, and
+/// which replica leads (only the leader audits).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -116,7 +118,12 @@ pub struct Summary {
     pub interval_seconds: f64,
     /// Whether a run is under way now.
     pub running: bool,
-    /// The last completed run; absent until the first finishes.
+    /// Whether this replica leads, and so audits.
+    pub leader: bool,
+    /// Which replica holds the leader Lease, as this one last read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+    /// The last completed run (on this replica, while it led); absent until the first finishes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_run: Option<Run>,
 }
@@ -127,6 +134,7 @@ pub struct Status {
     interval: Duration,
     running: RwLock<bool>,
     last: RwLock<Option<Run>>,
+    leadership: RwLock<Leadership>,
 }
 
 impl Status {
@@ -137,8 +145,15 @@ impl Status {
             kind: "AuditSummary",
             interval_seconds: self.interval.as_secs_f64(),
             running: *self.running.read().unwrap_or_else(|e| e.into_inner()),
+            leader: self.leading(),
+            holder: self.leadership.read().unwrap_or_else(|e| e.into_inner()).holder(),
             last_run: self.last.read().unwrap_or_else(|e| e.into_inner()).clone(),
         }
+    }
+
+    /// Whether this replica leads, and so audits.
+    pub fn leading(&self) -> bool {
+        self.leadership.read().unwrap_or_else(|e| e.into_inner()).leading()
     }
 }
 
@@ -180,8 +195,13 @@ pub struct Auditor {
     status: Arc<Status>,
 }
 
-/// A run ended early: the server is stopping.
-struct Stopped;
+/// A run ended early: the server is stopping, or this replica stopped leading.
+enum Stopped {
+    /// The server is stopping.
+    Server,
+    /// Another replica leads now: the run is dropped, the next waits for leadership.
+    Deposed,
+}
 
 impl Auditor {
     /// An auditor judging `cluster` with `engine`, reporting into `metrics`.
@@ -195,8 +215,16 @@ impl Auditor {
             interval: options.interval,
             running: RwLock::new(false),
             last: RwLock::new(None),
+            leadership: RwLock::new(Leadership::alone("covenant")),
         });
         Auditor { engine, cluster, metrics, options, status }
+    }
+
+    /// Audit only while `leadership` says this replica leads (the leader election's; without
+    /// one, a single process always leads).
+    pub fn led_by(self, leadership: Leadership) -> Auditor {
+        *self.status.leadership.write().unwrap_or_else(|e| e.into_inner()) = leadership;
+        self
     }
 
     /// What the admin listener serves.
@@ -212,15 +240,20 @@ impl Auditor {
         let thread = std::thread::Builder::new().name("covenant-audit".into()).spawn(move || {
             let mut run = 0;
             loop {
-                if !self.cluster.synced() {
+                if !self.cluster.synced() || !self.status.leading() {
                     if wait(&rx, Duration::from_millis(500)).is_err() {
                         return;
                     }
                     continue;
                 }
                 run += 1;
-                if self.run_once(run, &rx).is_err() {
-                    return;
+                match self.run_once(run, &rx) {
+                    Err(Stopped::Server) => return,
+                    Err(Stopped::Deposed) => {
+                        tracing::info!(run, "audit run dropped: another replica leads now");
+                        continue;
+                    }
+                    Ok(()) => {}
                 }
                 if wait(&rx, self.options.interval).is_err() {
                     return;
@@ -301,6 +334,9 @@ impl Auditor {
                     Duration::ZERO
                 };
                 wait(stop, due.saturating_sub(started.elapsed()))?;
+                if !self.status.leading() {
+                    return Err(Stopped::Deposed);
+                }
                 match page.next {
                     Some(next) => after = Some(next),
                     None => break,
@@ -364,6 +400,6 @@ fn keep_first(items: &mut Vec<Item>, limit: usize) {
 fn wait(stop: &Receiver<()>, d: Duration) -> Result<(), Stopped> {
     match stop.recv_timeout(d) {
         Err(RecvTimeoutError::Timeout) => Ok(()),
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => Err(Stopped),
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => Err(Stopped::Server),
     }
 }

@@ -40,6 +40,8 @@ pub struct Metrics {
     pub audit_last_run: Gauge,
     /// `covenant_audit_duration_seconds`: how long the last audit run took.
     pub audit_duration: Gauge,
+    /// `covenant_leader`: 1 on the replica that holds the leader Lease (and so audits), else 0.
+    pub leader: IntGauge,
     /// `covenant_connections_open{listener}`: connections being served.
     pub connections_open: IntGaugeVec,
     /// `covenant_connection_events_total{listener,event}`: what befell connections
@@ -160,6 +162,10 @@ impl Metrics {
         ))?;
         let audit_duration =
             Gauge::with_opts(ns("audit_duration_seconds", "How long the last audit run took."))?;
+        let leader = IntGauge::with_opts(ns(
+            "leader",
+            "1 on the replica that holds the leader Lease and so runs the audit, else 0.",
+        ))?;
         let connections_open = IntGaugeVec::new(
             ns("connections_open", "Connections being served, by listener."),
             &["listener"],
@@ -218,6 +224,7 @@ impl Metrics {
         registry.register(Box::new(audit_runs.clone()))?;
         registry.register(Box::new(audit_last_run.clone()))?;
         registry.register(Box::new(audit_duration.clone()))?;
+        registry.register(Box::new(leader.clone()))?;
         // Every outcome exists from the start, at zero, so a dashboard's rate() or an alert
         // sees zero, not an absent series.
         for result in ["success", "failure"] {
@@ -246,6 +253,7 @@ impl Metrics {
             audit_runs,
             audit_last_run,
             audit_duration,
+            leader,
             connections_open,
             connection_events,
         })

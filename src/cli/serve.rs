@@ -100,6 +100,14 @@ pub struct ServeArgs {
     /// Findings `/api/v0/audit` lists in full (its counts always cover all of them).
     #[arg(long, default_value_t = 100, requires = "audit_interval")]
     pub audit_summary_limit: usize,
+    /// The namespace of the leader Lease (`covenant-leader`): with `--audit-interval` against
+    /// a cluster, only the replica holding it audits [default: $POD_NAMESPACE, else
+    /// covenant-system]. The replica's identity is $POD_NAME (else $HOSTNAME).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "covenant-system")]
+    pub leader_election_namespace: String,
+    /// Audit on this replica without electing a leader (a single replica; two would both audit).
+    #[arg(long)]
+    pub no_leader_election: bool,
 }
 
 /// Descriptors kept for everything but webhook connections: the admin listener's
@@ -177,6 +185,9 @@ fn check_registration(kube_config: kube::Config, judged: Vec<(String, String)>) 
     });
 }
 
+/// The Lease the replicas elect their leader with.
+const LEADER_LEASE: &str = "covenant-leader";
+
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
     let (listen, admin_listen) = if args.dev {
@@ -206,6 +217,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             _ => bail!("--tls-cert and --tls-key must be set (or run with --dev)"),
         }
     };
+    let mut election_config: Option<kube::Config> = None;
     let cluster: Arc<dyn ClusterView> = match (&args.context, args.offline || args.dev) {
         (Some(dir), _) => load_cluster(Some(dir))?,
         (None, true) => {
@@ -223,6 +235,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             let following =
                 crate::cluster::live::Following { watch_timeout: config.watch_timeout, ..Default::default() };
             check_registration(kube_config.clone(), crate::engine::Engine::new(&config).judged_kinds());
+            election_config = Some(kube_config.clone());
             Arc::new(crate::cluster::live::LiveCluster::connect(
                 kube_config,
                 config.cluster_kinds(),
@@ -233,6 +246,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
 
     let mut state =
         crate::server::AppState::new(&config, cluster.clone()).context("cannot register metrics")?;
+    let mut _elector = None;
     let audit = match args.audit_interval {
         Some(interval) => {
             let options = crate::audit::Options {
@@ -249,6 +263,22 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 state.metrics.clone(),
                 options,
             );
+            let auditor = match (election_config, args.no_leader_election) {
+                (Some(kube_config), false) => {
+                    let identity = std::env::var("POD_NAME")
+                        .or_else(|_| std::env::var("HOSTNAME"))
+                        .unwrap_or_else(|_| format!("covenant-{}", std::process::id()));
+                    let client = kube::Client::try_from(kube_config)
+                        .context("cannot build the leader election's client")?;
+                    let api = kube::Api::namespaced(client, &args.leader_election_namespace);
+                    let (leadership, task) =
+                        crate::cluster::lease::elect(api, LEADER_LEASE, &identity, Default::default());
+                    tracing::info!(%identity, namespace = %args.leader_election_namespace, lease = LEADER_LEASE, "electing the replica that audits");
+                    _elector = Some(task);
+                    auditor.led_by(leadership)
+                }
+                _ => auditor,
+            };
             state.audit = Some(auditor.status());
             Some(auditor.spawn().context("cannot start the audit")?)
         }

@@ -74,6 +74,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
     for (resource, up) in state.cluster.watch_health() {
         state.metrics.watch_up.with_label_values(&[resource.as_str()]).set(i64::from(up));
     }
+    if let Some(audit) = &state.audit {
+        state.metrics.leader.set(i64::from(audit.leading()));
+    }
     // The upgrade picture, from the cluster view's caches; without cluster state it is left
     // out. A scrape waits for it briefly and never on a slow cluster: the refresh finishes in
     // the background and the next scrape shows it; one refresh at a time.

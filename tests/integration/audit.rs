@@ -20,11 +20,11 @@ use covenant::metrics::Metrics;
 use covenant::subject::Subject;
 use serde_json::Value;
 
-fn samples_dir() -> std::path::PathBuf {
+pub(crate) fn samples_dir() -> std::path::PathBuf {
     common::fixtures().join("openchoreo/samples")
 }
 
-fn options(config: &Config) -> Options {
+pub(crate) fn options(config: &Config) -> Options {
     Options {
         interval: Duration::from_secs(3600),
         page_size: 4,

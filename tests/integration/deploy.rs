@@ -108,6 +108,29 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
             }
             Ok(())
         }
+        ("rbac.authorization.k8s.io/v1", "Role") => {
+            let role: k8s_openapi::api::rbac::v1::Role = strict(doc)?;
+            // The one write: the leader Lease, updated by name.
+            for rule in role.rules.unwrap_or_default() {
+                let leases = rule.api_groups.unwrap_or_default() == ["coordination.k8s.io"]
+                    && rule.resources.unwrap_or_default() == ["leases"];
+                if !leases {
+                    return Err("a Role reaches beyond the leader Lease".into());
+                }
+                let names = rule.resource_names.unwrap_or_default();
+                for v in &rule.verbs {
+                    let allowed = matches!(v.as_str(), "get" | "create")
+                        || (v == "update" && names == ["covenant-leader"]);
+                    if !allowed {
+                        return Err(format!("the Role grants {v} on leases {names:?}"));
+                    }
+                }
+            }
+            Ok(())
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            strict::<k8s_openapi::api::rbac::v1::RoleBinding>(doc).map(drop)
+        }
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
             strict::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>(doc).map(drop)
         }
@@ -165,7 +188,7 @@ fn manifests() -> Vec<(String, Value)> {
 #[test]
 fn every_manifest_parses_into_its_type_with_no_undeclared_field() {
     let all = manifests();
-    assert_eq!(all.len(), 16);
+    assert_eq!(all.len(), 18);
     for (file, doc) in &all {
         check_manifest(doc)
             .unwrap_or_else(|e| panic!("{file}: {} {}: {e}", doc["kind"], doc["metadata"]["name"]));
@@ -325,7 +348,7 @@ fn kubectl_kustomize_renders_the_base_where_kubectl_exists() {
     let rendered = String::from_utf8(out.stdout).unwrap();
     let (docs, err) = covenant::source::parse_stream(&rendered);
     assert!(err.is_none());
-    assert_eq!(docs.len(), 16, "15 resources and the generated ConfigMap");
+    assert_eq!(docs.len(), 18, "17 resources (install.yaml is never applied) and the generated ConfigMap");
     for d in docs.iter().filter(|d| d.value["kind"] != "ConfigMap") {
         check_manifest(&d.value).unwrap();
     }

@@ -25,6 +25,7 @@ mod hostile;
 mod image;
 mod launcher;
 mod layout;
+mod leader;
 mod live;
 mod mutation;
 mod naming;

@@ -43,7 +43,15 @@ struct Shared {
     asked: Arc<std::sync::Mutex<BTreeMap<String, (usize, usize)>>>,
     /// Every watch's query, with its plural, in the order asked.
     watches: Arc<std::sync::Mutex<Vec<WatchQuery>>>,
+    /// Objects written through the API (Leases): by (group, namespace, plural, name), each
+    /// with its resourceVersion, as the API server keeps them for optimistic updates.
+    written: Arc<std::sync::Mutex<BTreeMap<WrittenKey, Value>>>,
+    /// The last resourceVersion handed out.
+    version: Arc<std::sync::atomic::AtomicU64>,
 }
+
+/// A written object's (group, namespace, plural, name).
+type WrittenKey = (String, String, String, String);
 
 /// A watch's plural and query parameters.
 pub type WatchQuery = (String, BTreeMap<String, String>);
@@ -178,6 +186,70 @@ async fn serve_list(
         .into_response()
 }
 
+fn status(code: u16, reason: &str, message: String) -> Response {
+    let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code});
+    (axum::http::StatusCode::from_u16(code).unwrap(), Json(body)).into_response()
+}
+
+type ObjectPath = (String, String, String, String, String);
+
+/// GET of one written object: it, or 404 NotFound.
+async fn read(
+    State(shared): State<Shared>,
+    Path((group, _v, namespace, plural, name)): Path<ObjectPath>,
+) -> Response {
+    match shared.written.lock().unwrap().get(&(group, namespace, plural.clone(), name.clone())) {
+        Some(o) => Json(o.clone()).into_response(),
+        None => status(404, "NotFound", format!("{plural} \"{name}\" not found")),
+    }
+}
+
+/// POST: create, or 409 AlreadyExists; the object gets a resourceVersion.
+async fn create(
+    State(shared): State<Shared>,
+    Path((group, _v, namespace, plural)): Path<(String, String, String, String)>,
+    Json(mut object): Json<Value>,
+) -> Response {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut written = shared.written.lock().unwrap();
+    let key = (group, namespace.clone(), plural.clone(), name.clone());
+    if written.contains_key(&key) {
+        return status(409, "AlreadyExists", format!("{plural} \"{name}\" already exists"));
+    }
+    let rv = shared.version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    object["metadata"]["resourceVersion"] = json!(rv.to_string());
+    object["metadata"]["namespace"] = json!(namespace);
+    written.insert(key, object.clone());
+    (axum::http::StatusCode::CREATED, Json(object)).into_response()
+}
+
+/// PUT: an optimistic update. The body's resourceVersion must be the stored one, else 409
+/// Conflict ("the object has been modified"), as the API server answers a stale write.
+async fn replace(
+    State(shared): State<Shared>,
+    Path((group, _v, namespace, plural, name)): Path<ObjectPath>,
+    Json(mut object): Json<Value>,
+) -> Response {
+    let mut written = shared.written.lock().unwrap();
+    let key = (group, namespace.clone(), plural.clone(), name.clone());
+    let Some(stored) = written.get(&key) else {
+        return status(404, "NotFound", format!("{plural} \"{name}\" not found"));
+    };
+    if object.pointer("/metadata/resourceVersion") != stored.pointer("/metadata/resourceVersion") {
+        return status(
+            409,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {plural} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"),
+        );
+    }
+    let rv = shared.version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    object["metadata"]["resourceVersion"] = json!(rv.to_string());
+    object["metadata"]["namespace"] = json!(namespace);
+    written.insert(key, object.clone());
+    Json(object).into_response()
+}
+
 /// Start the fake API server on its own runtime and thread (the engine's lookups block the
 /// caller while they wait, and must not block the server that answers them).
 pub fn serve(fake: Fake) -> SocketAddr {
@@ -212,6 +284,8 @@ impl FakeServer {
             expire: Arc::new(tokio::sync::Notify::new()),
             asked: Arc::default(),
             watches: Arc::default(),
+            written: Arc::default(),
+            version: Arc::new(std::sync::atomic::AtomicU64::new(100)),
         };
         let (runtime, addr, serving) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
         FakeServer { addr, shared, runtime: Some(runtime), serving: Some(serving) }
@@ -220,6 +294,16 @@ impl FakeServer {
     /// How many lists and how many watches of `plural` were asked for so far.
     pub fn asked(&self, plural: &str) -> (usize, usize) {
         self.shared.asked.lock().unwrap().get(plural).copied().unwrap_or_default()
+    }
+
+    /// An object written through the API (a Lease), as stored.
+    pub fn written(&self, group: &str, namespace: &str, plural: &str, name: &str) -> Option<Value> {
+        self.shared
+            .written
+            .lock()
+            .unwrap()
+            .get(&(group.into(), namespace.into(), plural.into(), name.into()))
+            .cloned()
     }
 
     /// The query of every watch asked for so far, with its plural.
@@ -289,7 +373,8 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr, 
         .route("/api", get(|| async { Json(json!({"kind": "APIVersions", "versions": ["v1"]})) }))
         .route("/apis/{group}/{version}", get(group_version))
         .route("/apis/{group}/{version}/{plural}", get(list))
-        .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced))
+        .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced).post(create))
+        .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}", get(read).put(replace))
         .with_state(shared);
     let (shut_down, signal) = tokio::sync::oneshot::channel::<()>();
     let task = rt.spawn(async move {
