@@ -193,6 +193,7 @@ pub struct Auditor {
     metrics: Metrics,
     options: Options,
     status: Arc<Status>,
+    events: Option<crate::cluster::events::EventSink>,
 }
 
 /// A run ended early: the server is stopping, or this replica stopped leading.
@@ -217,7 +218,13 @@ impl Auditor {
             last: RwLock::new(None),
             leadership: RwLock::new(Leadership::alone("covenant")),
         });
-        Auditor { engine, cluster, metrics, options, status }
+        Auditor { engine, cluster, metrics, options, status, events: None }
+    }
+
+    /// Tell each finding's object, with an Event (the sink's rate limits apply).
+    pub fn with_events(mut self, sink: crate::cluster::events::EventSink) -> Auditor {
+        self.events = Some(sink);
+        self
     }
 
     /// Audit only while `leadership` says this replica leads (the leader election's; without
@@ -302,6 +309,9 @@ impl Auditor {
                     let verdict = self.engine.evaluate(&subject, self.cluster.as_ref());
                     result.objects += 1;
                     *result.objects_by_kind.entry(subject.gvk.kind.clone()).or_default() += 1;
+                    if let Some(sink) = &self.events {
+                        self.tell_the_owner(sink, &subject, object, &verdict);
+                    }
                     for f in verdict.findings.iter().filter(|f| f.action != Action::Off) {
                         result.findings += 1;
                         *result.by_rule.entry(f.rule.id).or_default() += 1;
@@ -350,6 +360,36 @@ impl Auditor {
         result.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         result.duration_seconds = started.elapsed().as_secs_f64();
         Ok(result)
+    }
+
+    /// An Event on the object per rule whose finding would refuse it or warns of it, the first
+    /// three.
+    fn tell_the_owner(
+        &self,
+        sink: &crate::cluster::events::EventSink,
+        subject: &Subject,
+        object: &serde_json::Value,
+        verdict: &crate::engine::Verdict,
+    ) {
+        use crate::pointer::At;
+        let uid = object.at("/metadata/uid").and_then(serde_json::Value::as_str);
+        let regarding = crate::cluster::events::reference(
+            subject.gvk.api_version(),
+            &subject.gvk.kind,
+            subject.namespace.as_deref(),
+            &subject.name,
+            uid,
+        );
+        let mut rules = std::collections::BTreeSet::new();
+        let loud = verdict.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn));
+        for f in loud.filter(|f| rules.insert(f.rule.id)).take(3) {
+            sink.emit(crate::cluster::events::Pending {
+                regarding: regarding.clone(),
+                reason: f.rule.slug.to_string(),
+                note: f.line(),
+                action: "Audited",
+            });
+        }
     }
 
     /// Replace the metrics and the summary with a completed run's.

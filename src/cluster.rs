@@ -2,6 +2,7 @@
 //! from files that `covenant check --context` and the tests use. The engine never talks to
 //! an API server itself; a rule that needs state asks the view, within the subject's budget.
 
+pub mod events;
 pub mod lease;
 pub mod live;
 

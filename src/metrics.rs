@@ -42,6 +42,9 @@ pub struct Metrics {
     pub audit_duration: Gauge,
     /// `covenant_leader`: 1 on the replica that holds the leader Lease (and so audits), else 0.
     pub leader: IntGauge,
+    /// `covenant_events_total{result}`: Events on objects written, failed, or dropped by the
+    /// rate limits.
+    pub events: IntCounterVec,
     /// `covenant_connections_open{listener}`: connections being served.
     pub connections_open: IntGaugeVec,
     /// `covenant_connection_events_total{listener,event}`: what befell connections
@@ -162,6 +165,10 @@ impl Metrics {
         ))?;
         let audit_duration =
             Gauge::with_opts(ns("audit_duration_seconds", "How long the last audit run took."))?;
+        let events = IntCounterVec::new(
+            ns("events_total", "Events on objects: written, failed, or dropped by the rate limits."),
+            &["result"],
+        )?;
         let leader = IntGauge::with_opts(ns(
             "leader",
             "1 on the replica that holds the leader Lease and so runs the audit, else 0.",
@@ -225,6 +232,10 @@ impl Metrics {
         registry.register(Box::new(audit_last_run.clone()))?;
         registry.register(Box::new(audit_duration.clone()))?;
         registry.register(Box::new(leader.clone()))?;
+        registry.register(Box::new(events.clone()))?;
+        for result in ["written", "failed", "dropped"] {
+            events.with_label_values(&[result]);
+        }
         // Every outcome exists from the start, at zero, so a dashboard's rate() or an alert
         // sees zero, not an absent series.
         for result in ["success", "failure"] {
@@ -254,6 +265,7 @@ impl Metrics {
             audit_last_run,
             audit_duration,
             leader,
+            events,
             connections_open,
             connection_events,
         })

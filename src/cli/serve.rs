@@ -108,6 +108,10 @@ pub struct ServeArgs {
     /// Audit on this replica without electing a leader (a single replica; two would both audit).
     #[arg(long)]
     pub no_leader_election: bool,
+    /// Write no Events on objects (by default a denial at admission, never a dry run, and an
+    /// audit finding are told to the object's owners as `events.k8s.io/v1` Events, rate-limited).
+    #[arg(long)]
+    pub no_events: bool,
 }
 
 /// Descriptors kept for everything but webhook connections: the admin listener's
@@ -246,6 +250,13 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
 
     let mut state =
         crate::server::AppState::new(&config, cluster.clone()).context("cannot register metrics")?;
+    if let (Some(kube_config), false) = (&election_config, args.no_events) {
+        let client = kube::Client::try_from(kube_config.clone())
+            .context("cannot build the client that writes Events")?;
+        let instance = std::env::var("POD_NAME").ok();
+        state.events =
+            Some(crate::cluster::events::start(client, instance, Default::default(), state.metrics.clone()));
+    }
     let mut _elector = None;
     let audit = match args.audit_interval {
         Some(interval) => {
@@ -263,6 +274,10 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 state.metrics.clone(),
                 options,
             );
+            let auditor = match state.events.clone() {
+                Some(sink) => auditor.with_events(sink),
+                None => auditor,
+            };
             let auditor = match (election_config, args.no_leader_election) {
                 (Some(kube_config), false) => {
                     let identity = std::env::var("POD_NAME")

@@ -71,6 +71,8 @@ pub struct AppState {
     pub mutation_enabled: bool,
     /// The background audit's status, when `--audit-interval` runs one.
     pub audit: Option<Arc<crate::audit::Status>>,
+    /// Where Events on denied objects go (none: `--no-events`, or no cluster).
+    pub events: Option<crate::cluster::events::EventSink>,
     /// Turns for reviews in flight (`server.maxReviewsInFlight`).
     pub reviews: Arc<tokio::sync::Semaphore>,
     /// How many turns there are.
@@ -165,6 +167,7 @@ impl AppState {
             lookup_budget: config.lookup_budget,
             mutation_enabled: config.mutation_enabled,
             audit: None,
+            events: None,
             reviews: Arc::new(tokio::sync::Semaphore::new(config.reviews_in_flight)),
             in_flight_limit: config.reviews_in_flight,
             buffered: Arc::new(tokio::sync::Semaphore::new(config.buffered_bytes)),

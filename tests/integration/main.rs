@@ -19,6 +19,7 @@ mod cli;
 mod conformance;
 mod contract;
 mod deploy;
+mod events;
 mod evolution;
 mod fuzz_regressions;
 mod hostile;

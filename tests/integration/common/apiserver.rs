@@ -48,6 +48,8 @@ struct Shared {
     written: Arc<std::sync::Mutex<BTreeMap<WrittenKey, Value>>>,
     /// The last resourceVersion handed out.
     version: Arc<std::sync::atomic::AtomicU64>,
+    /// PATCHes served.
+    patches: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A written object's (group, namespace, plural, name).
@@ -250,6 +252,24 @@ async fn replace(
     Json(object).into_response()
 }
 
+/// PATCH with a JSON merge patch (RFC 7386), as kube's event recorder counts a series.
+async fn merge_patch(
+    State(shared): State<Shared>,
+    Path((group, _v, namespace, plural, name)): Path<ObjectPath>,
+    Json(patch): Json<Value>,
+) -> Response {
+    let mut written = shared.written.lock().unwrap();
+    let key = (group, namespace, plural.clone(), name.clone());
+    let Some(stored) = written.get_mut(&key) else {
+        return status(404, "NotFound", format!("{plural} \"{name}\" not found"));
+    };
+    json_patch::merge(stored, &patch);
+    let rv = shared.version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    stored["metadata"]["resourceVersion"] = json!(rv.to_string());
+    shared.patches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Json(stored.clone()).into_response()
+}
+
 /// Start the fake API server on its own runtime and thread (the engine's lookups block the
 /// caller while they wait, and must not block the server that answers them).
 pub fn serve(fake: Fake) -> SocketAddr {
@@ -286,6 +306,7 @@ impl FakeServer {
             watches: Arc::default(),
             written: Arc::default(),
             version: Arc::new(std::sync::atomic::AtomicU64::new(100)),
+            patches: Arc::default(),
         };
         let (runtime, addr, serving) = run(shared.clone(), "127.0.0.1:0".parse().unwrap());
         FakeServer { addr, shared, runtime: Some(runtime), serving: Some(serving) }
@@ -304,6 +325,17 @@ impl FakeServer {
             .unwrap()
             .get(&(group.into(), namespace.into(), plural.into(), name.into()))
             .cloned()
+    }
+
+    /// Every object written through the API of one group and plural, in every namespace.
+    pub fn written_all(&self, group: &str, plural: &str) -> Vec<Value> {
+        let written = self.shared.written.lock().unwrap();
+        written.iter().filter(|((g, _, p, _), _)| g == group && p == plural).map(|(_, v)| v.clone()).collect()
+    }
+
+    /// How many PATCHes were served.
+    pub fn patches(&self) -> usize {
+        self.shared.patches.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The query of every watch asked for so far, with its plural.
@@ -374,7 +406,10 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr, 
         .route("/apis/{group}/{version}", get(group_version))
         .route("/apis/{group}/{version}/{plural}", get(list))
         .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced).post(create))
-        .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}", get(read).put(replace))
+        .route(
+            "/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}",
+            get(read).put(replace).patch(merge_patch),
+        )
         .with_state(shared);
     let (shut_down, signal) = tokio::sync::oneshot::channel::<()>();
     let task = rt.spawn(async move {

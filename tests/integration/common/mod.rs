@@ -77,6 +77,8 @@ pub struct Setup {
     pub handshake_timeout: Duration,
     /// Webhook connections open at once.
     pub max_connections: usize,
+    /// Where Events on objects go (default: none are written).
+    pub events: Option<covenant::cluster::events::EventSink>,
 }
 
 impl Default for Setup {
@@ -95,6 +97,7 @@ impl Default for Setup {
             idle_timeout: Duration::from_secs(120),
             handshake_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            events: None,
         }
     }
 }
@@ -125,6 +128,7 @@ impl TestServer {
             Some(cluster) => AppState::new(&setup.config, cluster).unwrap(),
             None => state(&setup.config),
         };
+        state.events = setup.events.clone();
         let audit = setup.audit.map(|options| {
             let auditor = covenant::audit::Auditor::new(
                 state.engine.clone(),
@@ -132,6 +136,10 @@ impl TestServer {
                 state.metrics.clone(),
                 options,
             );
+            let auditor = match setup.events {
+                Some(sink) => auditor.with_events(sink),
+                None => auditor,
+            };
             state.audit = Some(auditor.status());
             auditor.spawn().unwrap()
         });
