@@ -194,7 +194,11 @@ pub struct Auditor {
     options: Options,
     status: Arc<Status>,
     events: Option<crate::cluster::events::EventSink>,
+    reports: Option<(std::sync::Mutex<crate::cluster::reports::Reports>, tokio::runtime::Handle)>,
 }
+
+/// A run's findings by namespace (none: cluster-scoped), for the reports.
+type ByNamespace = BTreeMap<Option<String>, crate::cluster::reports::Findings>;
 
 /// A run ended early: the server is stopping, or this replica stopped leading.
 enum Stopped {
@@ -218,7 +222,18 @@ impl Auditor {
             last: RwLock::new(None),
             leadership: RwLock::new(Leadership::alone("covenant")),
         });
-        Auditor { engine, cluster, metrics, options, status, events: None }
+        Auditor { engine, cluster, metrics, options, status, events: None, reports: None }
+    }
+
+    /// After each completed run, write its findings as OpenReports through `reports` (on
+    /// `runtime`: the audit's own thread blocks on the writes).
+    pub fn with_reports(
+        mut self,
+        reports: crate::cluster::reports::Reports,
+        runtime: tokio::runtime::Handle,
+    ) -> Auditor {
+        self.reports = Some((std::sync::Mutex::new(reports), runtime));
+        self
     }
 
     /// Tell each finding's object, with an Event (the sink's rate limits apply).
@@ -275,17 +290,19 @@ impl Auditor {
         *self.status.running.write().unwrap_or_else(|e| e.into_inner()) = true;
         let outcome = self.walk(run, stop);
         *self.status.running.write().unwrap_or_else(|e| e.into_inner()) = false;
-        let finished = outcome?;
+        let (finished, by_namespace) = outcome?;
+        self.report(&by_namespace);
         self.publish(finished);
         Ok(())
     }
 
     /// Walk every kind page by page, paced, judging each object.
-    fn walk(&self, run: u64, stop: &Receiver<()>) -> Result<Run, Stopped> {
+    fn walk(&self, run: u64, stop: &Receiver<()>) -> Result<(Run, ByNamespace), Stopped> {
         let started_wall = SystemTime::now();
         let started = Instant::now();
         let mut result = Run { run, limit: self.options.summary_limit, ..Run::default() };
         let mut items = Vec::new();
+        let mut by_namespace = ByNamespace::new();
         let mut judged = 0usize;
         for (group, kind) in &self.options.kinds {
             let resource = if group.is_empty() { kind.clone() } else { format!("{kind}.{group}") };
@@ -311,6 +328,30 @@ impl Auditor {
                     *result.objects_by_kind.entry(subject.gvk.kind.clone()).or_default() += 1;
                     if let Some(sink) = &self.events {
                         self.tell_the_owner(sink, &subject, object, &verdict);
+                    }
+                    if self.reports.is_some() {
+                        use crate::pointer::At;
+                        let uid = object.at("/metadata/uid").and_then(serde_json::Value::as_str);
+                        for f in verdict
+                            .findings
+                            .iter()
+                            .filter(|f| matches!(f.action, Action::Deny | Action::Warn))
+                        {
+                            by_namespace.entry(subject.namespace.clone()).or_default().add(
+                                crate::cluster::reports::Finding {
+                                    rule: f.rule.id,
+                                    slug: f.rule.slug,
+                                    fails: f.action == Action::Deny,
+                                    api_version: subject.gvk.api_version(),
+                                    kind: subject.gvk.kind.clone(),
+                                    name: subject.name.clone(),
+                                    uid: uid.map(str::to_string),
+                                    pointer: f.pointer.clone(),
+                                    message: f.message.clone(),
+                                    fix: f.help.clone(),
+                                },
+                            );
+                        }
                     }
                     for f in verdict.findings.iter().filter(|f| f.action != Action::Off) {
                         result.findings += 1;
@@ -359,7 +400,21 @@ impl Auditor {
         result.started_at = humantime::format_rfc3339_seconds(started_wall).to_string();
         result.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         result.duration_seconds = started.elapsed().as_secs_f64();
-        Ok(result)
+        Ok((result, by_namespace))
+    }
+
+    /// Write a completed run's findings as OpenReports, when asked to.
+    fn report(&self, by_namespace: &ByNamespace) {
+        let Some((reports, runtime)) = &self.reports else { return };
+        let seconds = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        let mut reports = reports.lock().unwrap_or_else(|e| e.into_inner());
+        match runtime.block_on(reports.write(by_namespace, seconds)) {
+            Ok(n) => tracing::info!(reports = n, "audit findings written as OpenReports"),
+            Err(why) => tracing::debug!(%why, "no OpenReports written"),
+        }
     }
 
     /// An Event on the object per rule whose finding would refuse it or warns of it, the first

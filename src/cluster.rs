@@ -5,6 +5,7 @@
 pub mod events;
 pub mod lease;
 pub mod live;
+pub mod reports;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -278,6 +278,18 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 Some(sink) => auditor.with_events(sink),
                 None => auditor,
             };
+            // The run's findings as OpenReports (when the CRDs are served), on the leader.
+            let auditor = match &election_config {
+                Some(kube_config) => {
+                    let client = kube::Client::try_from(kube_config.clone())
+                        .context("cannot build the client that writes reports")?;
+                    auditor.with_reports(
+                        crate::cluster::reports::Reports::new(client),
+                        tokio::runtime::Handle::current(),
+                    )
+                }
+                None => auditor,
+            };
             let auditor = match (election_config, args.no_leader_election) {
                 (Some(kube_config), false) => {
                     let identity = std::env::var("POD_NAME")

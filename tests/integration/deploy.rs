@@ -99,9 +99,16 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
             for rule in role.rules.unwrap_or_default() {
                 let events = rule.api_groups.as_deref() == Some(&["events.k8s.io".to_string()][..])
                     && rule.resources.as_deref() == Some(&["events".to_string()][..]);
-                let allowed: &[&str] = if events { &["create", "patch"] } else { &["get", "list", "watch"] };
+                let reports = rule.api_groups.as_deref() == Some(&["openreports.io".to_string()][..]);
+                let allowed: &[&str] = if events {
+                    &["create", "patch"]
+                } else if reports {
+                    &["get", "list", "create", "patch", "delete"]
+                } else {
+                    &["get", "list", "watch"]
+                };
                 if let Some(v) = rule.verbs.iter().find(|v| !allowed.contains(&v.as_str())) {
-                    return Err(format!("ClusterRole grants {v}; covenant only reads (and writes Events)"));
+                    return Err(format!("ClusterRole grants {v}; covenant only reads (and writes Events and its reports)"));
                 }
                 if rule.api_groups.unwrap_or_default().iter().any(|g| g.is_empty() || g == "*") {
                     return Err(
@@ -191,7 +198,7 @@ fn manifests() -> Vec<(String, Value)> {
 #[test]
 fn every_manifest_parses_into_its_type_with_no_undeclared_field() {
     let all = manifests();
-    assert_eq!(all.len(), 20);
+    assert_eq!(all.len(), 22);
     for (file, doc) in &all {
         check_manifest(doc)
             .unwrap_or_else(|e| panic!("{file}: {} {}: {e}", doc["kind"], doc["metadata"]["name"]));
@@ -351,7 +358,7 @@ fn kubectl_kustomize_renders_the_base_where_kubectl_exists() {
     let rendered = String::from_utf8(out.stdout).unwrap();
     let (docs, err) = covenant::source::parse_stream(&rendered);
     assert!(err.is_none());
-    assert_eq!(docs.len(), 20, "19 resources (install.yaml is never applied) and the generated ConfigMap");
+    assert_eq!(docs.len(), 22, "21 resources (install.yaml is never applied) and the generated ConfigMap");
     for d in docs.iter().filter(|d| d.value["kind"] != "ConfigMap") {
         check_manifest(&d.value).unwrap();
     }

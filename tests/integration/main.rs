@@ -34,6 +34,7 @@ mod observability;
 mod problems;
 mod ratchet;
 mod readme;
+mod reports;
 mod robustness;
 mod rules;
 mod schema;

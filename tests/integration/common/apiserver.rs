@@ -172,6 +172,16 @@ async fn serve_list(
         return (axum::http::StatusCode::FORBIDDEN, Json(status)).into_response();
     }
     let mut items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
+    // And what was written through the API (reports, events, leases).
+    items.extend(
+        shared
+            .written
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|((g, _, p, _), _)| *g == group && *p == plural)
+            .map(|(_, v)| v.clone()),
+    );
     if let Some(ns) = &namespace {
         items.retain(|o| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns));
     }
@@ -256,10 +266,76 @@ async fn replace(
 async fn merge_patch(
     State(shared): State<Shared>,
     Path((group, _v, namespace, plural, name)): Path<ObjectPath>,
-    Json(patch): Json<Value>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
 ) -> Response {
+    patch_object(&shared, (group, namespace, plural, name), &headers, &body)
+}
+
+async fn patch_cluster(
+    State(shared): State<Shared>,
+    Path((group, _v, plural, name)): Path<(String, String, String, String)>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    patch_object(&shared, (group, String::new(), plural, name), &headers, &body)
+}
+
+async fn read_cluster(
+    State(shared): State<Shared>,
+    Path((group, _v, plural, name)): Path<(String, String, String, String)>,
+) -> Response {
+    match shared.written.lock().unwrap().get(&(group, String::new(), plural.clone(), name.clone())) {
+        Some(o) => Json(o.clone()).into_response(),
+        None => status(404, "NotFound", format!("{plural} \"{name}\" not found")),
+    }
+}
+
+async fn remove(
+    State(shared): State<Shared>,
+    Path((group, _v, namespace, plural, name)): Path<ObjectPath>,
+) -> Response {
+    remove_object(&shared, (group, namespace, plural, name))
+}
+
+async fn remove_cluster(
+    State(shared): State<Shared>,
+    Path((group, _v, plural, name)): Path<(String, String, String, String)>,
+) -> Response {
+    remove_object(&shared, (group, String::new(), plural, name))
+}
+
+fn remove_object(shared: &Shared, key: WrittenKey) -> Response {
+    match shared.written.lock().unwrap().remove(&key) {
+        Some(o) => Json(o).into_response(),
+        None => status(404, "NotFound", format!("{} \"{}\" not found", key.2, key.3)),
+    }
+}
+
+/// A PATCH: server-side apply (`application/apply-patch+yaml`) creates the object or replaces
+/// it with what the one field manager applies (a single manager applying its whole object, as
+/// covenant does); any other patch is a JSON merge patch of an object that exists.
+fn patch_object(shared: &Shared, key: WrittenKey, headers: &axum::http::HeaderMap, body: &[u8]) -> Response {
+    let Ok(patch) = serde_json::from_slice::<Value>(body) else {
+        return status(400, "BadRequest", "the patch is not JSON".into());
+    };
+    let apply = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/apply-patch"));
     let mut written = shared.written.lock().unwrap();
-    let key = (group, namespace, plural.clone(), name.clone());
+    let (plural, name) = (key.2.clone(), key.3.clone());
+    if apply {
+        let mut object = patch;
+        if !key.1.is_empty() {
+            object["metadata"]["namespace"] = json!(key.1.clone());
+        }
+        let rv = shared.version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        shared.patches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        written.insert(key, object.clone());
+        return Json(object).into_response();
+    }
     let Some(stored) = written.get_mut(&key) else {
         return status(404, "NotFound", format!("{plural} \"{name}\" not found"));
     };
@@ -408,7 +484,11 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr, 
         .route("/apis/{group}/{version}/namespaces/{namespace}/{plural}", get(list_namespaced).post(create))
         .route(
             "/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}",
-            get(read).put(replace).patch(merge_patch),
+            get(read).put(replace).patch(merge_patch).delete(remove),
+        )
+        .route(
+            "/apis/{group}/{version}/{plural}/{name}",
+            get(read_cluster).patch(patch_cluster).delete(remove_cluster),
         )
         .with_state(shared);
     let (shut_down, signal) = tokio::sync::oneshot::channel::<()>();
