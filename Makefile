@@ -87,6 +87,9 @@ dist: static ## a release archive: the static binary and its SHA-256 checksum, i
 	  (cd $(TARGET_DIR)/dist && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
 	  rm -rf $$d && ls -l $(TARGET_DIR)/dist
 
+deploy-vap: ## rewrite deploy/components/admission-policies from `covenant vap` (a test fails when it drifts)
+	$(CARGO) run -q -- vap > deploy/components/admission-policies/policies.yaml
+
 deploy-config: ## rewrite deploy/config/covenant.yaml from the binary's default config (a test fails when it drifts)
 	$(CARGO) run -q -- config print-default > deploy/config/covenant.yaml
 
@@ -106,4 +109,4 @@ deploy-render: install-overlay ## print the manifests `make deploy` applies (IMA
 deploy: install-overlay ## apply deploy/ to the current kubectl context with IMAGE=registry/covenant:tag
 	kubectl apply --server-side -k $(INSTALL_DIR)
 
-.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-config install-overlay deploy-render deploy
+.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy

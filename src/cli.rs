@@ -71,6 +71,13 @@ pub enum Command {
     },
     /// Make a development CA and serving certificate and print the caBundle.
     Certs(CertsArgs),
+    /// Print ValidatingAdmissionPolicies for the rules the API server can enforce itself
+    /// (CVN-407, CVN-402's version label), so they hold while covenant is down.
+    Vap {
+        /// The break-glass group the policies skip, as the webhooks do.
+        #[arg(long, default_value = "covenant:break-glass")]
+        break_glass_group: String,
+    },
     /// Print the version.
     Version,
 }
@@ -187,6 +194,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             eprintln!("caBundle for the webhook configurations:");
             println!("{}", certs.ca_bundle());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Vap { break_glass_group } => {
+            print!("{}", crate::vap::render(&break_glass_group));
             Ok(ExitCode::SUCCESS)
         }
         Command::Version => {

@@ -34,4 +34,5 @@ pub mod subject;
 pub mod suggest;
 pub mod telemetry;
 pub mod upgrade;
+pub mod vap;
 pub mod versioning;

@@ -219,6 +219,60 @@ impl Evaluator {
     }
 }
 
+/// What an expression evaluated to, when it is a boolean or a string (a validation or a
+/// message expression).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Evaluated {
+    /// A boolean.
+    Bool(bool),
+    /// A string.
+    Text(String),
+}
+
+impl Evaluator {
+    /// Evaluate `expression` with each variable bound to its JSON value (a
+    /// ValidatingAdmissionPolicy's `object`, `oldObject`, `request`), within the same bounds
+    /// as a CRD's rules: its value, or why there is none (a missing key is an error here, as
+    /// the API server's evaluation errs on it).
+    pub fn expression(
+        &mut self,
+        expression: &str,
+        variables: &[(&str, &Value)],
+    ) -> Result<Evaluated, String> {
+        let program = match self.programs.entry(expression.to_string()) {
+            std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(compile(&self.env, expression).map(Arc::new)).clone()
+            }
+        }?;
+        let mut bound = Vec::new();
+        for (name, value) in variables {
+            bound.push((*name, cel::to_value(value).map_err(|e| format!("{name} cannot be bound: {e}"))?));
+        }
+        let root = &self.root;
+        bounds::begin_call();
+        let outcome = bounds::on_deep_stack(|| {
+            guarded(|| {
+                let mut scope = root.new_inner_scope();
+                for (name, value) in &bound {
+                    scope.add_variable_from_value(*name, value.clone());
+                }
+                Cel::resolve(&program, &scope)
+            })
+        });
+        if let Some(why) = bounds::exceeded() {
+            return Err(format!("evaluating `{expression}` was stopped: {why}"));
+        }
+        match outcome {
+            Some(Ok(Cel::Bool(b))) => Ok(Evaluated::Bool(b)),
+            Some(Ok(Cel::String(s))) => Ok(Evaluated::Text(s.to_string())),
+            Some(Ok(other)) => Err(format!("`{expression}` evaluated to {other:?}")),
+            Some(Err(e)) => Err(format!("`{expression}` errs: {e}")),
+            None => Err(format!("evaluating `{expression}` failed inside the CEL evaluator")),
+        }
+    }
+}
+
 /// Parse a rule within the apiserver's limits and meter it (see [`bounds`]).
 fn compile(env: &Env, text: &str) -> Result<IdedExpr, String> {
     if let Some(why) = bounds::refuse_source(text) {

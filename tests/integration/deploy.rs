@@ -74,6 +74,12 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
         ("v1", "Namespace") => strict::<Namespace>(doc).map(drop),
         ("v1", "ServiceAccount") => strict::<ServiceAccount>(doc).map(drop),
         ("v1", "Service") => strict::<Service>(doc).map(drop),
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy") => {
+            strict::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>(doc).map(drop)
+        }
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding") => {
+            strict::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(doc).map(drop)
+        }
         ("v1", "ConfigMap") => strict::<k8s_openapi::api::core::v1::ConfigMap>(doc).map(drop),
         ("v1", "Secret") => {
             // kustomize wraps base64 in lines; the API server's decoder skips line breaks.
@@ -108,7 +114,9 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
                     &["get", "list", "watch"]
                 };
                 if let Some(v) = rule.verbs.iter().find(|v| !allowed.contains(&v.as_str())) {
-                    return Err(format!("ClusterRole grants {v}; covenant only reads (and writes Events and its reports)"));
+                    return Err(format!(
+                        "ClusterRole grants {v}; covenant only reads (and writes Events and its reports)"
+                    ));
                 }
                 if rule.api_groups.unwrap_or_default().iter().any(|g| g.is_empty() || g == "*") {
                     return Err(
@@ -424,7 +432,7 @@ fn every_kustomize_component_renders_and_the_binary_accepts_what_it_renders() {
     assert_eq!(crd["metadata"]["labels"]["covenant.dev/evolution"], "enforce");
     let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
     assert_eq!(spec["componentType"]["properties"]["version"]["type"], "string");
-    for kind in ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass"] {
+    for kind in ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass", "ValidatingAdmissionPolicy"] {
         find(kind);
     }
     // The webhook port admits the API server from a documented source, never the internet.

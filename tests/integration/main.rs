@@ -40,4 +40,5 @@ mod rules;
 mod schema;
 mod shutdown;
 mod tls;
+mod vap;
 mod versioning;
