@@ -72,7 +72,7 @@ pub enum Command {
     /// Make a development CA and serving certificate and print the caBundle.
     Certs(CertsArgs),
     /// Print ValidatingAdmissionPolicies for the rules the API server can enforce itself
-    /// (CVN-407, CVN-402's version label), so they hold while covenant is down.
+    /// (CVN-407, CVN-402), so they hold while covenant is down.
     Vap {
         /// The break-glass group the policies skip, as the webhooks do.
         #[arg(long, default_value = "covenant:break-glass")]

@@ -3,14 +3,16 @@
 //! call, so no outage and no `failurePolicy: Ignore` lets them through). `covenant vap` prints
 //! them; `deploy/components/admission-policies` holds its output (a test keeps the two equal).
 //!
-//! Covered: CVN-407 (an image with `:latest` or no tag) wholly, and CVN-402 for the version
-//! label (a construct that declares a version in its annotation carries the same version in
-//! its label). Not covered: CVN-402's name label, whose expected value is the logical name
-//! covenant derives from the object's name and annotations (a derivation CEL here would only
-//! approximate), and every rule that needs other objects (pins, defaults, duplicates) or the
-//! contract diff — those stay the webhook's.
+//! Covered: CVN-407 (an image with `:latest` or no tag) and CVN-402 (a construct that declares
+//! a valid version carries the name and version labels, the version label equal to it), both
+//! wholly. Not covered: every rule that needs other objects (pins, defaults, duplicates), the
+//! contract diff, or reading templates (CVN-401's stamps) — those stay the webhook's.
 
 use serde_json::{json, Value};
+
+/// Semantic Versioning 2.0.0's own pattern: what a construct version must be (written without
+/// backslashes, which a CEL string literal would read as escapes).
+const SEMVER: &str = "^(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)([.](0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?([+][0-9a-zA-Z-]+([.][0-9a-zA-Z-]+)*)?$";
 
 /// One rule as a policy: its id, the kinds it judges, and its validations (the expression,
 /// and the message as a CEL expression).
@@ -32,8 +34,24 @@ fn floats(image: &str) -> String {
 fn rules() -> Vec<Rule> {
     let container = "object.spec.container.image";
     let each = "object.spec.containers[name].image";
-    let version_annotation = "object.metadata.annotations['openchoreo.dev/version']";
-    let version_label = "object.metadata.labels['openchoreo.dev/version']";
+    let labels = "object.metadata.labels";
+    let annotations = "object.metadata.annotations";
+    let has_label = |key: &str| format!("(has({labels}) && '{key}' in {labels})");
+    let has_annotation = |key: &str| format!("(has({annotations}) && '{key}' in {annotations})");
+    // The declared version: the annotation, else the label; CVN-402 judges only a valid one
+    // (an invalid one is CVN-408's).
+    let declared = format!(
+        "({} ? {annotations}['openchoreo.dev/version'] : ({} ? {labels}['openchoreo.dev/version'] : ''))",
+        has_annotation("openchoreo.dev/version"),
+        has_label("openchoreo.dev/version")
+    );
+    let valid = format!("{declared}.matches('{SEMVER}')");
+    // The logical name: the name annotation, else the object's name less `-v<major>`.
+    let logical = format!(
+        "({} ? {annotations}['openchoreo.dev/name'] : (object.metadata.name.matches('-v[0-9]+$') ? object.metadata.name.substring(0, object.metadata.name.lastIndexOf('-v')) : object.metadata.name))",
+        has_annotation("openchoreo.dev/name")
+    );
+    let subject = "object.kind + ' ' + object.metadata.name + ' declares a version nobody can pin: it lacks the label '";
     vec![
         Rule {
             id: "CVN-407",
@@ -68,14 +86,22 @@ fn rules() -> Vec<Rule> {
                 "resourcetypes",
                 "clusterresourcetypes",
             ],
-            validations: vec![(
-                format!(
-                    "!has(object.metadata.annotations) || !('openchoreo.dev/version' in object.metadata.annotations) || (has(object.metadata.labels) && 'openchoreo.dev/version' in object.metadata.labels && {version_label} == {version_annotation})"
+            validations: vec![
+                (
+                    format!("!({valid}) || {}", has_label("openchoreo.dev/name")),
+                    format!("'CVN-402 /metadata/labels: ' + {subject} + 'openchoreo.dev/name=' + {logical}"),
                 ),
-                format!(
-                    "'CVN-402 /metadata/labels: ' + object.kind + ' ' + object.metadata.name + ' declares a version nobody can pin: it lacks the label openchoreo.dev/version=' + {version_annotation} + (has(object.metadata.labels) && 'openchoreo.dev/version' in object.metadata.labels ? ' (it says \"' + {version_label} + '\")' : '')"
+                (
+                    format!(
+                        "!({valid}) || ({} && {labels}['openchoreo.dev/version'] == {declared})",
+                        has_label("openchoreo.dev/version")
+                    ),
+                    format!(
+                        "'CVN-402 /metadata/labels: ' + {subject} + 'openchoreo.dev/version=' + {declared} + ({} ? ' (it says \"' + {labels}['openchoreo.dev/version'] + '\")' : '')",
+                        has_label("openchoreo.dev/version")
+                    ),
                 ),
-            )],
+            ],
         },
     ]
 }

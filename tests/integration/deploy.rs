@@ -78,7 +78,8 @@ fn check_manifest(doc: &Value) -> Result<(), String> {
             strict::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>(doc).map(drop)
         }
         ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding") => {
-            strict::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(doc).map(drop)
+            strict::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(doc)
+                .map(drop)
         }
         ("v1", "ConfigMap") => strict::<k8s_openapi::api::core::v1::ConfigMap>(doc).map(drop),
         ("v1", "Secret") => {
@@ -432,7 +433,9 @@ fn every_kustomize_component_renders_and_the_binary_accepts_what_it_renders() {
     assert_eq!(crd["metadata"]["labels"]["covenant.dev/evolution"], "enforce");
     let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
     assert_eq!(spec["componentType"]["properties"]["version"]["type"], "string");
-    for kind in ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass", "ValidatingAdmissionPolicy"] {
+    for kind in
+        ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass", "ValidatingAdmissionPolicy"]
+    {
         find(kind);
     }
     // The webhook port admits the API server from a documented source, never the internet.
