@@ -291,6 +291,10 @@ impl Auditor {
         let outcome = self.walk(run, stop);
         *self.status.running.write().unwrap_or_else(|e| e.into_inner()) = false;
         let (finished, by_namespace) = outcome?;
+        // A replica that lost the lease during the run writes nothing more to the cluster.
+        if !self.status.leading() {
+            return Err(Stopped::Deposed);
+        }
         self.report(&by_namespace);
         self.publish(finished);
         Ok(())
