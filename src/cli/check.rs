@@ -311,7 +311,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         bail!("nothing to check, so no baseline written: {empty}");
     }
     if let Some(path) = &args.write_baseline {
-        let baseline = crate::report::render_baseline(&report);
+        let baseline = crate::report::render_baseline(&report, &path.display().to_string());
         std::fs::write(path, format!("{baseline:#}\n"))
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("covenant: wrote a baseline of {} finding(s) to {}", report.entries.len(), path.display());

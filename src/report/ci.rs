@@ -219,12 +219,39 @@ pub fn render_github(report: &Report) -> String {
 /// The members of a baseline record that name a finding, in `Entry::identity` order.
 const IDENTITY: [&str; 6] = ["rule", "fingerprint", "file", "kind", "namespace", "name"];
 
-/// A baseline of the report's findings: each identity (rule, fingerprint, file, kind,
-/// namespace, name) once, with how many times it was found.
-pub fn render_baseline(report: &Report) -> Value {
+/// How a baseline names a checked file: relative to the folder the baseline file is in, with
+/// `/` between names, however the path was spelled on the command line (`la`, `./la`, an
+/// absolute path, a run from a subfolder). `-` and what does not exist (a pipe's name) stay
+/// as they are.
+pub fn baseline_file(file: &str, anchor: &std::path::Path) -> String {
+    let (Ok(file_abs), Ok(anchor_abs)) = (std::fs::canonicalize(file), std::fs::canonicalize(anchor)) else {
+        return file.to_string();
+    };
+    let common = file_abs.components().zip(anchor_abs.components()).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = anchor_abs.components().skip(common).map(|_| "..".to_string()).collect();
+    parts.extend(file_abs.components().skip(common).map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.join("/")
+}
+
+/// The folder a baseline at `path` anchors its file names to.
+fn anchor_of(path: &str) -> std::path::PathBuf {
+    match std::path::Path::new(path).parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// A baseline of the report's findings, to be written at `path`: each identity (rule,
+/// fingerprint, file, kind, namespace, name) once, with how many times it was found; files
+/// named relative to the baseline's folder (`baseline_file`).
+pub fn render_baseline(report: &Report, path: &str) -> Value {
+    let anchor = anchor_of(path);
+    let files: Vec<String> = report.entries.iter().map(|e| baseline_file(&e.file, &anchor)).collect();
     let mut counts: std::collections::BTreeMap<[&str; 6], usize> = std::collections::BTreeMap::new();
-    for e in &report.entries {
-        *counts.entry(e.identity()).or_default() += 1;
+    for (e, file) in report.entries.iter().zip(&files) {
+        let mut id = e.identity();
+        id[2] = file.as_str();
+        *counts.entry(id).or_default() += 1;
     }
     let findings: Vec<Value> = counts
         .into_iter()
@@ -283,8 +310,11 @@ pub fn apply_baseline(report: &mut Report, path: &str, text: &str) -> Result<usi
         budget.push((IDENTITY.map(member), count));
     }
     let before = report.entries.len();
+    let anchor = anchor_of(path);
     report.entries.retain(|e| {
-        let id = e.identity();
+        let file = baseline_file(&e.file, &anchor);
+        let mut id = e.identity();
+        id[2] = file.as_str();
         let legacy = |r: &[String; 6]| r[2].is_empty() && r[..2] == [id[0], id[1]];
         match budget.iter_mut().find(|(r, n)| *n > 0 && (r.iter().zip(id).all(|(a, b)| a == b) || legacy(r)))
         {

@@ -167,3 +167,33 @@ fn the_summary_counts_documents_and_findings_apart_and_explain_takes_a_slug() {
     let err = covenant().args(["explain", "unknwn-field"]).assert().code(2).get_output().stderr.clone();
     assert!(String::from_utf8(err).unwrap().contains("did you mean unknown-field?"));
 }
+
+/// A baseline does not depend on how a path is spelled: written with `check la`, it matches
+/// `check ./la`, the absolute path, and a run from a subfolder; its file names are relative
+/// to the baseline's own folder.
+#[test]
+fn a_baseline_matches_however_the_checked_path_is_spelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let la = dir.path().join("la");
+    std::fs::create_dir(&la).unwrap();
+    std::fs::copy(daemonset(), la.join("app.yaml")).unwrap();
+    let check = |cwd: &std::path::Path, args: &[&str]| {
+        let out = covenant().current_dir(cwd).arg("check").args(args).output().unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    assert_eq!(check(dir.path(), &["la", "--write-baseline", "baseline.json"]).0, 0);
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap()).unwrap();
+    assert_eq!(recorded["findings"][0]["file"], "la/app.yaml", "{recorded}");
+    let absolute = la.display().to_string();
+    for (cwd, path, baseline) in [
+        (dir.path(), "./la", "baseline.json"),
+        (dir.path(), absolute.as_str(), "baseline.json"),
+        (la.as_path(), ".", "../baseline.json"),
+        (la.as_path(), "app.yaml", "../baseline.json"),
+    ] {
+        let (code, out) = check(cwd, &[path, "--baseline", baseline]);
+        assert_eq!(code, 0, "check {path} from {}: {out}", cwd.display());
+        assert!(out.contains("0 denied"), "{out}");
+    }
+}
