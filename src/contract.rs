@@ -81,6 +81,8 @@ pub struct ContractDiff {
     /// advised (`advisory (… not opted in to enforcement: label …=enforce)`), as the
     /// webhook and `check --base` advise it.
     pub advisory: Option<String>,
+    /// Rows a face left out of its rendering (`diff --ignore-descriptions`), counted.
+    pub omitted: usize,
 }
 
 /// A pair that cannot be diffed.
@@ -185,7 +187,15 @@ pub fn compute(
                     message: format!("{at}: {why}"),
                 }))
                 .collect();
-            Ok(ContractDiff { title: e.subject(None), rows, notes, declared: None, policy, advisory })
+            Ok(ContractDiff {
+                title: e.subject(None),
+                rows,
+                notes,
+                declared: None,
+                policy,
+                advisory,
+                omitted: 0,
+            })
         }
         (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
         (None, None) if is_construct(old) && is_construct(new) => {
@@ -221,7 +231,15 @@ pub fn compute(
                 (Some(a), Some(b)) => format!("{kind} {} {a} → {b}", logical_name(new)),
                 _ => format!("{kind} {}", logical_name(new)),
             };
-            Ok(ContractDiff { title, rows, notes, declared, policy: Stability::DeclaredBump, advisory: None })
+            Ok(ContractDiff {
+                title,
+                rows,
+                notes,
+                declared,
+                policy: Stability::DeclaredBump,
+                advisory: None,
+                omitted: 0,
+            })
         }
         (None, None) if is_package(old) && is_package(new) => {
             use crate::families::launcher::{declared_version, package_contract};
@@ -241,7 +259,7 @@ pub fn compute(
             };
             // A version that did not move declares nothing: an explicit "none", not a bump.
             let declared = declared.map(|d| d.unwrap_or(Bump::Patch));
-            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy, advisory: None })
+            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy, advisory: None, omitted: 0 })
         }
         (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
             let read = |v: &Value, which: &str| {
@@ -259,7 +277,15 @@ pub fn compute(
                 .into_iter()
                 .map(|j| Row { version: None, refused: refused(policy, None, &j), judged: j })
                 .collect();
-            Ok(ContractDiff { title: "schema".into(), rows, notes, declared: None, policy, advisory: None })
+            Ok(ContractDiff {
+                title: "schema".into(),
+                rows,
+                notes,
+                declared: None,
+                policy,
+                advisory: None,
+                omitted: 0,
+            })
         }
         _ => Err(DiffError(
             "covenant diff compares two CustomResourceDefinitions, two CompositeResourceDefinitions, two \

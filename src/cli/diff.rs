@@ -47,6 +47,10 @@ pub struct DiffArgs {
     /// version say (a CI gate on MAJOR changes, say).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// Leave out of the table the changes to descriptions, titles and examples (PATCH: they
+    /// change no contract); how many were left out is said.
+    #[arg(long)]
+    pub ignore_descriptions: bool,
 }
 
 /// The bump at and above which `diff --fail-on` fails.
@@ -87,8 +91,8 @@ impl Compared {
         let name = path.display().to_string();
         if path.is_dir() {
             bail!(
-                "{name} is a directory; covenant diff compares two documents, each in a file (to \
-                 compare directories, run covenant check NEW_DIR --base OLD_DIR)"
+                "{name} is a directory; covenant diff compares two documents, or two folders (both \
+                 directories: each object paired by identity)"
             );
         }
         let mut text = if path == Path::new("-") {
@@ -188,6 +192,9 @@ fn only_item(name: &str, mut doc: serde_json::Value) -> anyhow::Result<serde_jso
 
 pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_ref())?;
+    if args.context.is_none() && args.old.is_dir() && args.new.is_dir() {
+        return diff_folders(&args, &config);
+    }
     let (old, new) = match &args.context {
         None => {
             if args.to.is_some() {
@@ -212,18 +219,111 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     };
     let old_outline = old.outline(&args.old, None)?;
     let new_outline = new.outline(&args.new, Some(&old_outline))?;
-    let d = crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
+    let mut d = crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
         .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
+    let fails = judged(&mut d, &args);
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),
         DiffOutput::Json => println!("{}", crate::report::diff::render_json(&d)),
         DiffOutput::Markdown => print!("{}", crate::report::diff::render_markdown(&d)),
     }
-    // The largest bump of any change (no change: none, so `--fail-on PATCH` passes it).
+    Ok(if fails { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Whether a diff fails the run — its verdict, or `--fail-on` — with the description rows
+/// left out when asked (they are PATCH: leaving them out changes no verdict).
+fn judged(d: &mut crate::contract::ContractDiff, args: &DiffArgs) -> bool {
+    if args.ignore_descriptions {
+        use crate::schema::diff::ChangeKind::{DescriptionChanged, ExampleChanged, TitleChanged};
+        let before = d.rows.len();
+        d.rows
+            .retain(|r| !matches!(r.judged.change.kind, DescriptionChanged | TitleChanged | ExampleChanged));
+        d.omitted = before - d.rows.len();
+    }
+    // The largest bump of any change shown (no change: none, so `--fail-on PATCH` passes it).
     let largest = d.rows.iter().map(|r| r.judged.bump).chain(d.notes.iter().filter_map(|n| n.bump)).max();
     let gated = args.fail_on.filter(|f| largest.is_some_and(|b| b >= f.bump()));
     if let (Some(f), Some(b)) = (gated, largest) {
-        eprintln!("covenant diff: a {} change, at or above --fail-on {}", b.as_str(), f.bump().as_str());
+        eprintln!(
+            "covenant diff: {}: a {} change, at or above --fail-on {}",
+            d.title,
+            b.as_str(),
+            f.bump().as_str()
+        );
     }
-    Ok(if d.fails() || gated.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    d.fails() || gated.is_some()
+}
+
+/// `covenant diff OLD_DIR NEW_DIR`: every document of the new folder paired with the one of
+/// the old folder that has its identity (group, kind, namespace, name) and diffed; what only
+/// one side holds is said (added, removed), never skipped in silence.
+fn diff_folders(args: &DiffArgs, config: &crate::config::Config) -> anyhow::Result<ExitCode> {
+    use std::collections::BTreeMap;
+    let identity = |v: &serde_json::Value| {
+        let s = |p: &str| {
+            crate::pointer::At::at(v, p).and_then(serde_json::Value::as_str).unwrap_or("").to_string()
+        };
+        let group = s("/apiVersion").rsplit_once('/').map(|(g, _)| g.to_string()).unwrap_or_default();
+        let name = format!(
+            "{} {}",
+            s("/kind"),
+            if s("/metadata/namespace").is_empty() {
+                s("/metadata/name")
+            } else {
+                format!("{}/{}", s("/metadata/namespace"), s("/metadata/name"))
+            }
+        );
+        (group, name)
+    };
+    let side = |dir: &Path| -> anyhow::Result<BTreeMap<(String, String), (String, serde_json::Value)>> {
+        let mut out = BTreeMap::new();
+        for (file, doc) in super::read_documents(dir)? {
+            let key = identity(&doc);
+            if let Some((first, _)) = out.get(&key) {
+                bail!("{file}: {} is also in {first}; a folder holds each object once", key.1);
+            }
+            out.insert(key, (file, doc));
+        }
+        Ok(out)
+    };
+    let (old, new) = (side(&args.old)?, side(&args.new)?);
+    let policy = crate::contract::Policy::of(config);
+    let (mut fails, mut json, mut text) = (false, Vec::new(), String::new());
+    for (key, (file, doc)) in &new {
+        let Some((old_file, old_doc)) = old.get(key) else {
+            text.push_str(&format!("{}: added ({file})\n\n", key.1));
+            json.push(serde_json::json!({"subject": key.1, "added": file}));
+            continue;
+        };
+        let computed =
+            crate::contract::compute(&Outline::of_value(old_doc), &Outline::of_value(doc), &policy);
+        match computed {
+            Ok(mut d) => {
+                fails |= judged(&mut d, args);
+                match args.output {
+                    DiffOutput::Markdown => text.push_str(&crate::report::diff::render_markdown(&d)),
+                    _ => text.push_str(&crate::report::diff::render_text(&d)),
+                }
+                text.push('\n');
+                json.push(serde_json::from_str(&crate::report::diff::render_json(&d))?);
+            }
+            // A pair diff does not compare (two ConfigMaps): said, never a failure.
+            Err(e) => {
+                text.push_str(&format!("{}: not compared ({old_file} → {file}): {e}\n\n", key.1));
+                json.push(serde_json::json!({"subject": key.1, "notCompared": e.to_string()}));
+            }
+        }
+    }
+    for (key, (file, _)) in old.iter().filter(|(k, _)| !new.contains_key(*k)) {
+        text.push_str(&format!("{}: removed (was in {file})\n\n", key.1));
+        json.push(serde_json::json!({"subject": key.1, "removed": file}));
+    }
+    if new.is_empty() && old.is_empty() {
+        bail!("{} and {}: neither folder holds a document", args.old.display(), args.new.display());
+    }
+    match args.output {
+        DiffOutput::Json => println!("{}", serde_json::Value::Array(json)),
+        _ => print!("{}", text.trim_end_matches('\n').to_string() + "\n"),
+    }
+    Ok(if fails { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

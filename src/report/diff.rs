@@ -53,6 +53,7 @@ pub fn render_json(d: &ContractDiff) -> String {
         "policy": d.policy.as_str(),
         "refused": d.refused(),
         "advisory": d.advisory,
+        "omitted": d.omitted,
     })
     .to_string()
 }
@@ -98,6 +99,12 @@ pub fn render_text(d: &ContractDiff) -> String {
     ));
     if let Some(note) = &d.advisory {
         out.push_str(&format!("{note}: the webhook and `check --base` warn of these, and refuse nothing\n"));
+    }
+    if d.omitted > 0 {
+        out.push_str(&format!(
+            "{} description, title or example change(s) left out (--ignore-descriptions)\n",
+            d.omitted
+        ));
     }
     out
 }

@@ -1507,3 +1507,59 @@ fn the_live_proof_of_an_xrd_reads_its_claims_too() {
         "{text}"
     );
 }
+
+/// `diff OLD_DIR NEW_DIR` pairs documents by identity and diffs each pair, saying what only
+/// one side holds; `--ignore-descriptions` leaves description, title and example rows out of
+/// the table (Kyverno's ClusterPolicy diff is mostly descriptions) and says how many.
+#[test]
+fn diff_pairs_two_folders_by_identity_and_can_leave_descriptions_out() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::copy(root.join("examples/tour/crds/widgets-v1.yaml"), old.join("widgets.yaml")).unwrap();
+    std::fs::copy(root.join("examples/tour/crds/widgets-v2.yaml"), new.join("renamed-file.yaml")).unwrap();
+    let other = |name: &str| {
+        std::fs::read_to_string(root.join("examples/tour/crds/widgets-v1.yaml"))
+            .unwrap()
+            .replace("widgets.example.com", &format!("{name}s.example.com"))
+            .replace("plural: widgets", &format!("plural: {name}s"))
+    };
+    std::fs::write(old.join("gadgets.yaml"), other("gadget")).unwrap();
+    std::fs::write(new.join("things.yaml"), other("thing")).unwrap();
+    let out = covenant().arg("diff").arg(&old).arg(&new).assert().code(1).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("CustomResourceDefinition widgets.example.com\nVERSION"), "{text}");
+    assert!(text.contains("verdict: refused"), "{text}");
+    assert!(text.contains("CustomResourceDefinition things.example.com: added"), "{text}");
+    assert!(text.contains("CustomResourceDefinition gadgets.example.com: removed"), "{text}");
+    let out = covenant()
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .args(["--output", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let json: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 3, "{json}");
+
+    let kyverno = common::fixtures().join("crd-history/kyverno/clusterpolicies");
+    let (a, b) = (kyverno.join("v1.12.0.yaml"), kyverno.join("v1.13.0.yaml"));
+    let all = stdout(covenant().arg("diff").arg(&a).arg(&b), 0);
+    let lean = stdout(covenant().arg("diff").arg(&a).arg(&b).arg("--ignore-descriptions"), 0);
+    assert!(all.contains("description-changed") && !lean.contains("description-changed"));
+    assert!(
+        lean.lines().count() * 3 < all.lines().count(),
+        "{} vs {} lines",
+        lean.lines().count(),
+        all.lines().count()
+    );
+    assert!(lean.contains("change(s) left out (--ignore-descriptions)"), "{lean}");
+    // The verdict is the same either way.
+    let verdict = |t: &str| t.lines().find(|l| l.starts_with("implied:")).unwrap().to_string();
+    assert_eq!(verdict(&all), verdict(&lean));
+}
