@@ -273,6 +273,38 @@ impl Engine {
         Verdict { family, findings, exempted, expired, unchecked }
     }
 
+    /// A finding the reader made before any family judged (CVN-108 a repeated key, CVN-109 a
+    /// document that cannot be read, CVN-110 a scalar kubectl reads otherwise), or a launcher
+    /// build input's, judged as the engine judges its own: rule selection and the action from
+    /// the config, then the exemptions that match the document (`document`: the object the
+    /// finding is in, when there is one; with none only an exemption that selects nothing but
+    /// rules can match). `Err` names the exemption that let it through.
+    pub fn reader_finding(
+        &self,
+        document: Option<&serde_json::Value>,
+        id: &'static str,
+        pointer: &str,
+        args: Vec<(&'static str, String)>,
+    ) -> Result<Option<Finding>, String> {
+        let Some(rule) = crate::rules::lookup(id) else { return Ok(None) };
+        if !self.rules.runs(rule) {
+            return Ok(None);
+        }
+        let mut subject = match document {
+            Some(d) => Subject::from_document(d.clone()),
+            None => Subject::from_document(serde_json::Value::Null),
+        };
+        subject.received_at = Some(std::time::SystemTime::now());
+        let exempt = self
+            .exemptions
+            .iter()
+            .find(|e| e.matches(&subject) && (e.rules.is_empty() || e.rules.iter().any(|s| s.covers(rule))));
+        if let Some(e) = exempt {
+            return Err(e.reason.clone());
+        }
+        Ok(Some(Finding::new(rule, self.rules.action(rule), pointer, args)))
+    }
+
     /// UPDATE ratcheting, as the apiserver ratchets its own CRD validation: judge what the
     /// update changed, not what the object already carried. A denial the old object already
     /// drew on its own (same rule, pointer and arguments: the fingerprint) becomes a warning

@@ -11,7 +11,7 @@ mod text;
 use crate::cluster::ClusterView;
 use crate::engine::Engine;
 use crate::pointer::At;
-use crate::rules::{lookup, Action, Finding};
+use crate::rules::{Action, Finding};
 use crate::source::{
     each_document, each_document_from, parse_stream, KubectlReads, Position, SourceDocument,
 };
@@ -258,14 +258,27 @@ fn rank(action: Action) -> u8 {
     }
 }
 
+/// A finding the reader (or a build input's check) made in `file`, judged by the engine as its
+/// own are — rule selection, action, exemptions (`Engine::reader_finding`); one an exemption
+/// lets through is said in a note naming the exemption's reason.
 fn loader_finding(
     engine: &Engine,
+    (file, document): (&str, Option<&serde_json::Value>),
+    notes: &mut Vec<String>,
     id: &'static str,
     pointer: &str,
     args: Vec<(&'static str, String)>,
 ) -> Option<Finding> {
-    let rule = lookup(id)?;
-    engine.rules().runs(rule).then(|| Finding::new(rule, engine.rules().action(rule), pointer, args))
+    match engine.reader_finding(document, id, pointer, args) {
+        Ok(found) => found,
+        Err(reason) => {
+            let note = format!("{file}: {id} exempted: {reason}");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            None
+        }
+    }
 }
 
 /// The rule and arguments of a plain scalar kubectl reads as another value than covenant:
@@ -325,7 +338,9 @@ pub fn check_values(
         let at = crate::pointer::Location::default();
         for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
             let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
-            if let Some(f) = loader_finding(engine, id, &pointer, args) {
+            if let Some(f) =
+                loader_finding(engine, (name, Some(&doc.value)), &mut report.notes, id, &pointer, args)
+            {
                 let at = doc.positions.locate(&f.pointer);
                 report.entries.push(Entry::in_file(name, doc.index, at, f));
             }
@@ -352,7 +367,9 @@ pub fn check_profile(
             continue;
         };
         let mut push = |id: &'static str, pointer: String, args: Vec<(&'static str, String)>| {
-            if let Some(f) = loader_finding(engine, id, &pointer, args) {
+            if let Some(f) =
+                loader_finding(engine, (name, Some(&doc.value)), &mut report.notes, id, &pointer, args)
+            {
                 let at = doc.positions.locate(&f.pointer);
                 let entry = Entry::in_file(name, doc.index, at, f);
                 report.entries.push(Entry { kind: Some("ClusterProfile".into()), ..entry });
@@ -398,7 +415,11 @@ pub fn check_profile(
 /// CVN-109 for text that stops being YAML, where it stops; whether it was reported.
 fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::source::SyntaxError) -> bool {
     let reason = e.what();
-    let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return false };
+    let Some(f) =
+        loader_finding(engine, (name, None), &mut report.notes, "CVN-109", "", vec![("reason", reason)])
+    else {
+        return false;
+    };
     report.entries.push(Entry::in_file(name, e.documents_before, e.at, f));
     true
 }
@@ -478,7 +499,11 @@ fn split_findings(
         ));
     }
     for (at, reason) in found {
-        let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason)]) else { return };
+        let Some(f) =
+            loader_finding(engine, (name, None), &mut report.notes, "CVN-109", "", vec![("reason", reason)])
+        else {
+            return;
+        };
         // The document that begins at the place, or the last to begin before it.
         let document = starts
             .iter()
@@ -495,7 +520,14 @@ fn split_findings(
 pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason: &str) {
     report.documents += 1;
     report.checked.push(Checked::document(name, 0));
-    if let Some(f) = loader_finding(engine, "CVN-109", "", vec![("reason", reason.to_string())]) {
+    if let Some(f) = loader_finding(
+        engine,
+        (name, None),
+        &mut report.notes,
+        "CVN-109",
+        "",
+        vec![("reason", reason.to_string())],
+    ) {
         report.entries.push(Entry::in_file(name, 0, Position { line: 1, column: 1 }, f));
     }
 }
@@ -729,7 +761,15 @@ impl Judging<'_> {
                 // Items that are not a list cannot be judged: the document is unreadable.
                 self.report.documents += 1;
                 self.report.checked.push(Checked::document(self.file, index));
-                if let Some(f) = loader_finding(self.engine, "CVN-109", &at, vec![("reason", reason)]) {
+                let found = loader_finding(
+                    self.engine,
+                    (self.file, Some(&value)),
+                    &mut self.report.notes,
+                    "CVN-109",
+                    &at,
+                    vec![("reason", reason)],
+                );
+                if let Some(f) = found {
                     let at = positions.locate(&f.pointer);
                     self.report.entries.push(Place::of(self.file, index, None, &value).entry(at, f));
                 }
@@ -739,7 +779,7 @@ impl Judging<'_> {
         // cannot be read) is the document's.
         if !(noted.duplicates.is_empty() && noted.ambiguous.is_empty()) {
             let list = Place::of(self.file, index, None, &value);
-            self.noted(&list, &noted, "", applied_by_kubectl(&value));
+            self.noted(&list, &noted, "", applied_by_kubectl(&value), &value);
         }
     }
 
@@ -747,11 +787,26 @@ impl Judging<'_> {
     /// findings point into the item): CVN-108 for a key repeated in one mapping, CVN-110 for
     /// a scalar kubectl reads as a boolean and YAML 1.2 as text, and in what kubectl applies
     /// (`by_kubectl`) CVN-109 for an infinity kubectl cannot turn into JSON.
-    fn noted(&mut self, place: &Place, noted: &Noted, prefix: &str, by_kubectl: bool) {
+    fn noted(
+        &mut self,
+        place: &Place,
+        noted: &Noted,
+        prefix: &str,
+        by_kubectl: bool,
+        document: &serde_json::Value,
+    ) {
         let within = |pointer: &str| pointer.strip_prefix(prefix).unwrap_or(pointer).to_string();
         for d in &noted.duplicates {
             let args = vec![("key", d.key.clone()), ("first_line", d.first.line.to_string())];
-            if let Some(f) = loader_finding(self.engine, "CVN-108", &within(&d.pointer), args) {
+            let found = loader_finding(
+                self.engine,
+                (self.file, Some(document)),
+                &mut self.report.notes,
+                "CVN-108",
+                &within(&d.pointer),
+                args,
+            );
+            if let Some(f) = found {
                 self.report.entries.push(place.entry(d.again, f));
             }
         }
@@ -761,7 +816,15 @@ impl Judging<'_> {
                 continue;
             }
             let (id, args) = ambiguity(a);
-            if let Some(f) = loader_finding(self.engine, id, &within(&a.pointer), args) {
+            let found = loader_finding(
+                self.engine,
+                (self.file, Some(document)),
+                &mut self.report.notes,
+                id,
+                &within(&a.pointer),
+                args,
+            );
+            if let Some(f) = found {
                 self.report.entries.push(place.entry(a.at, f));
             }
         }
@@ -790,7 +853,7 @@ impl Judging<'_> {
             kind: place.kind.clone(),
             name: place.name.clone(),
         });
-        self.noted(&place, &noted, prefix, applied_by_kubectl(&value));
+        self.noted(&place, &noted, prefix, applied_by_kubectl(&value), &value);
         let previous = self.base.and_then(|b| b.previous(&value));
         let mut subject = Subject::from_document(value);
         // The face reads the clock, so exemptions can expire; the engine never does.

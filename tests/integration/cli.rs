@@ -1219,3 +1219,43 @@ fn the_checked_files_are_the_context() {
     // A tree that holds the types passes --require-context for what it holds.
     run(&["check", "examples/tour/platform", "--require-context"], 0);
 }
+
+/// The reader's findings go through the engine like any rule's: exemptions of CVN-109 and
+/// CVN-110 quiet an unreadable file and a kubectl-ambiguous scalar, each said in a note with
+/// the exemption's reason; `rules.actions` lowers CVN-108 (a repeated key) to a warning.
+#[test]
+fn reader_findings_follow_exemptions_and_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flags, namespace: legacy}\ndata:\n  enabled: yes\n  mode: a\n  mode: b\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("broken.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: [unclosed\n")
+        .unwrap();
+    let before =
+        covenant().current_dir(dir.path()).args(["check", "cm.yaml", "broken.yaml"]).output().unwrap();
+    let text = String::from_utf8_lossy(&before.stdout).into_owned();
+    assert!(
+        text.contains("CVN-110") && text.contains("error[CVN-109]") && text.contains("error[CVN-108]"),
+        "{text}"
+    );
+    std::fs::write(
+        dir.path().join("covenant.yaml"),
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  actions: {CVN-108: warn}\n\
+         exemptions:\n  - namespaces: [legacy]\n    rules: [CVN-110]\n    reason: legacy files, migrating by March\n\
+         \x20 - names: [\"*\"]\n    rules: [CVN-109]\n    reason: unreadable files are tracked in TICKET-7\n",
+    )
+    .unwrap();
+    let after = covenant()
+        .current_dir(dir.path())
+        .args(["check", "--config", "covenant.yaml", "cm.yaml", "broken.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&after.stdout).into_owned();
+    assert_eq!(after.status.code(), Some(0), "{text}");
+    assert!(!text.contains("[CVN-109]") && !text.contains("[CVN-110]"), "{text}");
+    assert!(text.contains("warning[CVN-108]"), "{text}");
+    assert!(text.contains("note: broken.yaml: CVN-109 exempted: unreadable files are tracked in TICKET-7"), "{text}");
+    assert!(text.contains("note: cm.yaml: CVN-110 exempted: legacy files, migrating by March"), "{text}");
+}
