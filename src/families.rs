@@ -5,7 +5,9 @@
 pub mod construct;
 pub mod consumer;
 pub mod derived;
+pub mod labels;
 pub mod launcher;
+pub mod pins;
 pub mod schema_bearing;
 pub mod versioned;
 

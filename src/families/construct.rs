@@ -31,13 +31,9 @@ use crate::schema::{CelRule, LoadProblem, Schema};
 use crate::subject::{Operation, Subject};
 use crate::versioning::Bump;
 
+use super::labels::{annotation, label};
+pub use super::labels::{declared_version, logical_name, DEFAULT_LABEL, NAME_LABEL, VERSION_KEY};
 pub use crate::openchoreo::{CONSTRUCT_KINDS as KINDS, GROUP, RELEASE_LABELS};
-/// The label naming a construct's logical name.
-pub const NAME_LABEL: &str = "openchoreo.dev/name";
-/// The label (and annotation) carrying a construct's version.
-pub const VERSION_KEY: &str = "openchoreo.dev/version";
-/// The label that makes one object the one unpinned consumers get.
-pub const DEFAULT_LABEL: &str = "openchoreo.dev/default";
 /// The stamp of the version a rendered object came from.
 pub const STAMP_VERSION: &str = "openchoreo.dev/rendered-from-version";
 /// The stamp of the logical type a rendered object came from.
@@ -47,36 +43,6 @@ pub const DESCRIPTION: &str = "openchoreo.dev/description";
 
 /// Where a construct keeps its resource templates.
 const TEMPLATE_LISTS: [&str; 2] = ["resources", "creates"];
-
-/// A metadata label of a document.
-pub(crate) fn label<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
-    doc.at("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
-}
-
-fn annotation<'v>(doc: &'v Value, key: &str) -> Option<&'v str> {
-    doc.at("/metadata/annotations").and_then(|l| l.get(key)).and_then(Value::as_str)
-}
-
-/// The object name without a trailing `-v<N>`.
-fn strip_major(name: &str) -> &str {
-    match name.rsplit_once("-v") {
-        Some((base, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => base,
-        _ => name,
-    }
-}
-
-/// A construct's logical name: its name label, else the `openchoreo.dev/name` annotation,
-/// else its object name less `-v<major>`.
-pub fn logical_name(doc: &Value) -> String {
-    label(doc, NAME_LABEL).or_else(|| annotation(doc, NAME_LABEL)).map(str::to_string).unwrap_or_else(|| {
-        strip_major(doc.at("/metadata/name").and_then(Value::as_str).unwrap_or_default()).to_string()
-    })
-}
-
-/// A construct's declared version (the `openchoreo.dev/version` annotation, else label).
-pub fn declared_version(doc: &Value) -> Option<&str> {
-    annotation(doc, VERSION_KEY).or_else(|| label(doc, VERSION_KEY))
-}
 
 /// Kinds a consumer addresses by name: what they are called is part of the contract. Other
 /// rendered objects (workloads, jobs, …) are implementation; their names may change freely.
@@ -768,7 +734,7 @@ impl Family for Construct {
 
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
         if subject.operation == Operation::Delete {
-            super::consumer::retired(subject, cx);
+            super::pins::retired(subject, cx);
             return;
         }
         let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };

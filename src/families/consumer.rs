@@ -18,10 +18,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
-use super::construct::{
-    declared_version, label, logical_name, DEFAULT_LABEL, GROUP, NAME_LABEL, VERSION_KEY,
-};
+use super::labels::logical_name;
+use super::pins::{published, references, scope, Reference};
 use super::{Claim, Context, Family};
+use crate::openchoreo::GROUP;
 use crate::pointer::At;
 use crate::pointer::{escape, Location};
 use crate::rules::Action;
@@ -32,88 +32,6 @@ use crate::subject::{Operation, Subject};
 use crate::versioning::{published_list, resolve, Pin, Published, ResolveError};
 
 pub use crate::openchoreo::CONSUMER_KINDS as KINDS;
-
-/// One place a consumer names a construct.
-#[derive(Clone, Debug)]
-pub(crate) struct Reference {
-    /// Pointer to the reference object (`/spec/traits/0`).
-    pub(crate) pointer: String,
-    /// The construct kind.
-    pub(crate) kind: String,
-    /// The logical name.
-    pub(crate) logical: String,
-    /// The pin as written.
-    pub(crate) pin: String,
-    /// Pointer to the parameters that fill it in, if any.
-    parameters: Option<String>,
-}
-
-fn reference(doc: &Value, pointer: &str, default_kind: &str, parameters: Option<&str>) -> Option<Reference> {
-    let r = doc.at(pointer)?;
-    let name = r.get("name").and_then(Value::as_str)?;
-    // A componentType is named `<workloadType>/<name>`.
-    let logical = name.rsplit('/').next().unwrap_or(name).to_string();
-    Some(Reference {
-        pointer: pointer.to_string(),
-        kind: r.get("kind").and_then(Value::as_str).unwrap_or(default_kind).to_string(),
-        logical,
-        pin: r.get("version").and_then(Value::as_str).unwrap_or_default().to_string(),
-        parameters: parameters.map(str::to_string),
-    })
-}
-
-pub(crate) fn references(kind: &str, doc: &Value) -> Vec<Reference> {
-    let mut out = Vec::new();
-    match kind {
-        "Component" => {
-            out.extend(reference(doc, "/spec/componentType", "ComponentType", Some("/spec/parameters")));
-            let traits = doc.at("/spec/traits").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
-            for i in 0..traits {
-                let at = format!("/spec/traits/{i}");
-                out.extend(reference(doc, &at, "Trait", Some(&format!("{at}/parameters"))));
-            }
-            out.extend(reference(
-                doc,
-                "/spec/workflow",
-                "ClusterWorkflow",
-                Some("/spec/workflow/parameters"),
-            ));
-        }
-        "Project" => out.extend(reference(doc, "/spec/type", "ClusterProjectType", Some("/spec/parameters"))),
-        "Resource" => out.extend(reference(doc, "/spec/type", "ResourceType", Some("/spec/parameters"))),
-        _ => {}
-    }
-    out
-}
-
-/// Cluster-scoped construct kinds are listed across namespaces.
-pub(crate) fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
-    if kind.starts_with("Cluster") {
-        None
-    } else {
-        namespace.map(str::to_string)
-    }
-}
-
-/// The published objects of a logical name: labelled with it, or (before the scheme) named it.
-pub(crate) fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value>)> {
-    objects
-        .iter()
-        .filter(|o| {
-            label(o, NAME_LABEL) == Some(logical)
-                || (label(o, NAME_LABEL).is_none()
-                    && o.at("/metadata/name").and_then(Value::as_str) == Some(logical))
-        })
-        .map(|o| {
-            let p = Published {
-                object: o.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
-                version: label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()),
-                default: label(o, DEFAULT_LABEL) == Some("true"),
-            };
-            (p, o.clone())
-        })
-        .collect()
-}
 
 /// The schema under `section` of a construct's spec (`parameters`, `environmentConfigs`):
 /// none when the section declares none, an error naming the first problem when covenant
@@ -832,56 +750,6 @@ pub fn usage(
         })
         .collect();
     Ok(serde_json::json!({"constructs": list, "upgradeGap": gap}))
-}
-
-/// CVN-410: deleting a construct version that consumers still pin.
-pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
-    let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) else { return };
-    let kind = subject.gvk.kind.as_str();
-    let logical = logical_name(old);
-    let object = old.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-    let namespace = subject.namespace.as_deref();
-    let budget = cx.budget;
-    let Ok(siblings) = cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget) else {
-        return;
-    };
-    let mut candidates = published(&siblings, &logical);
-    if !candidates.iter().any(|(p, _)| p.object == object) {
-        let p = Published {
-            object: object.clone(),
-            version: declared_version(old).and_then(|v| semver::Version::parse(v).ok()),
-            default: label(old, DEFAULT_LABEL) == Some("true"),
-        };
-        candidates.push((p, Arc::new(old.clone())));
-    }
-    let list: Vec<Published> = candidates.into_iter().map(|(p, _)| p).collect();
-    let mut pinned = Vec::new();
-    for consumer_kind in ["Component", "Project", "Resource"] {
-        let Ok(consumers) = cx.cluster.list(GROUP, consumer_kind, None, budget) else { continue };
-        for c in consumers.iter() {
-            for r in
-                references(consumer_kind, c).into_iter().filter(|r| r.kind == kind && r.logical == logical)
-            {
-                let Ok(pin) = Pin::parse(&r.pin) else { continue };
-                if resolve(&pin, &logical, &list).is_ok_and(|p| p.object == object) {
-                    let ns = c.at("/metadata/namespace").and_then(Value::as_str);
-                    let name = c.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
-                    pinned.push(format!(
-                        "{consumer_kind} {}{name}",
-                        ns.map(|n| format!("{n}/")).unwrap_or_default()
-                    ));
-                }
-            }
-        }
-    }
-    if !pinned.is_empty() {
-        let version = declared_version(old).unwrap_or("(unversioned)").to_string();
-        cx.report(
-            "CVN-410",
-            "",
-            vec![("version", format!("{object} ({version})")), ("consumers", pinned.join(", "))],
-        );
-    }
 }
 
 #[cfg(test)]

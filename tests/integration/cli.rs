@@ -1256,6 +1256,9 @@ fn reader_findings_follow_exemptions_and_actions() {
     assert_eq!(after.status.code(), Some(0), "{text}");
     assert!(!text.contains("[CVN-109]") && !text.contains("[CVN-110]"), "{text}");
     assert!(text.contains("warning[CVN-108]"), "{text}");
-    assert!(text.contains("note: broken.yaml: CVN-109 exempted: unreadable files are tracked in TICKET-7"), "{text}");
+    assert!(
+        text.contains("note: broken.yaml: CVN-109 exempted: unreadable files are tracked in TICKET-7"),
+        "{text}"
+    );
     assert!(text.contains("note: cm.yaml: CVN-110 exempted: legacy files, migrating by March"), "{text}");
 }

@@ -119,3 +119,50 @@ fn the_claimed_rust_version_covers_every_locked_dependency() {
         .collect();
     assert!(newer.is_empty(), "rust-version {claimed:?} is below what dependencies need: {newer:?}");
 }
+
+/// No circle inside a folder either: the modules of one folder (`families/construct.rs`,
+/// `families/consumer.rs`, …) reach each other through `super::` and the folder's own path
+/// one way only (what two of them share lives in a third, as `families/pins.rs` does).
+#[test]
+fn no_circle_among_the_modules_of_one_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut checked = 0;
+    for folder in std::fs::read_dir(&src).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+        let modules: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for m in &modules {
+            let text = std::fs::read_to_string(folder.join(format!("{m}.rs"))).unwrap();
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default().to_string();
+            let names = graph.entry(m.clone()).or_default();
+            for prefix in ["super::".to_string(), format!("crate::{name}::")] {
+                for (at, _) in code.match_indices(&prefix) {
+                    let next: String = code[at + prefix.len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                        .collect();
+                    if next != *m && modules.contains(&next) {
+                        names.insert(next);
+                    }
+                }
+            }
+        }
+        let circles: Vec<String> = graph
+            .keys()
+            .filter_map(|m| path(&graph, m, m))
+            .map(|c| format!("{name}/: {}", c.join(" -> ")))
+            .collect();
+        assert!(
+            circles.is_empty(),
+            "modules of one folder import each other in a circle:\n{}",
+            circles.join("\n")
+        );
+        checked += graph.len();
+    }
+    assert!(checked > 20, "{checked} modules in folders");
+}
