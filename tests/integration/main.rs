@@ -28,6 +28,7 @@ mod launcher;
 mod layout;
 mod leader;
 mod live;
+mod meets_ci;
 mod mutation;
 mod naming;
 mod observability;
