@@ -39,7 +39,7 @@ pub enum Command {
     /// Run the admission webhook (HTTPS) and the admin listener (HTTP).
     Serve(Box<ServeArgs>),
     /// Check documents offline with the same engine the webhook runs.
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// The contract diff of two versions of a CRD, an XRD or an OpenAPI schema: every change,
     /// its bump and rule, implied vs declared, and the verdict. Exit 1 when the verdict is not
     /// ok or the family's stability policy refuses a change.
@@ -146,7 +146,7 @@ pub fn renamed(args: &[String]) -> Option<String> {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::serve(*args),
-        Command::Check(args) => check::check(args),
+        Command::Check(args) => check::check(*args),
         Command::Diff(args) => diff::diff(args),
         Command::Status(args) => upgrade::status(args),
         Command::Upgrade(args) => upgrade::upgrade(args),
@@ -212,6 +212,34 @@ fn load_config(path: Option<&PathBuf>) -> anyhow::Result<Config> {
         Some(p) => Config::load(p)?,
         None => Config::embedded()?,
     })
+}
+
+/// The live cluster a kubeconfig context names (empty: the current context), read with the
+/// same kinds and the same least privilege as the server's view; its caches synced before any
+/// judgement, so nothing is judged against a half-listed cluster.
+fn live_cluster(context: &str, config: &Config) -> anyhow::Result<Arc<dyn ClusterView>> {
+    use anyhow::Context as _;
+    let options = kube::config::KubeConfigOptions {
+        context: (!context.is_empty()).then(|| context.to_string()),
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let kube_config =
+        runtime.block_on(kube::Config::from_kubeconfig(&options)).with_context(|| match context {
+            "" => "--cluster: cannot read the kubeconfig's current context".to_string(),
+            c => format!("--cluster {c}: cannot read that kubeconfig context"),
+        })?;
+    drop(runtime);
+    let view =
+        crate::cluster::live::LiveCluster::connect(kube_config, config.cluster_kinds(), Default::default())?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !view.synced() {
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!("--cluster: the cluster's constructs and consumers were not listed within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(Arc::new(view))
 }
 
 fn load_cluster(context: Option<&PathBuf>) -> anyhow::Result<Arc<dyn ClusterView>> {

@@ -56,6 +56,11 @@ pub struct CheckArgs {
     /// nor `--context` hold (each is said in a note either way).
     #[arg(long)]
     pub require_context: bool,
+    /// A live cluster as the context: the kubeconfig context named (the current one without a
+    /// name), read as the server reads it (constructs, consumers and releases listed and
+    /// watched; live objects of a tightened CRD listed in pages).
+    #[arg(long, value_name = "CONTEXT", num_args = 0..=1, default_missing_value = "", conflicts_with = "context")]
+    pub cluster: Option<String>,
     /// The previous versions: a directory or file, or a git ref whose files under the same
     /// paths are read (`origin/main`; with stdin, its whole tree). Each document is judged as
     /// an update of the base document with the same group, kind, namespace and name, so the
@@ -160,7 +165,10 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // key in a cluster profile is a finding at its line, never a binding silently dropped.
     declaration_files.extend(args.profile.iter().chain(&args.capability_defs).chain(&args.package).cloned());
     let engine = Engine::with_inputs(&config, inputs.clone());
-    let cluster = load_cluster(args.context.as_ref())?;
+    let cluster = match &args.cluster {
+        Some(context) => super::live_cluster(context, &config)?,
+        None => load_cluster(args.context.as_ref())?,
+    };
     // Files are read when their turn comes and dropped after, so a run holds one file's text.
     let mut queued: Vec<Input> = Vec::new();
     let mut walk_notes = Vec::new();

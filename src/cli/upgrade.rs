@@ -15,8 +15,11 @@ use crate::pointer::At;
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// Objects (YAML/JSON files) standing in for the cluster: constructs, consumers, releases.
-    #[arg(long)]
-    pub context: PathBuf,
+    #[arg(long, required_unless_present = "cluster", conflicts_with = "cluster")]
+    pub context: Option<PathBuf>,
+    /// A live cluster instead: the kubeconfig context named (the current one without a name).
+    #[arg(long, value_name = "CONTEXT", num_args = 0..=1, default_missing_value = "")]
+    pub cluster: Option<String>,
     /// Config file (the construct and consumer kinds); default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -33,8 +36,11 @@ pub struct UpgradeArgs {
     pub paths: Vec<PathBuf>,
     /// The published constructs (and anything else the checks need) standing in for the
     /// cluster.
-    #[arg(long)]
-    pub context: PathBuf,
+    #[arg(long, required_unless_present = "cluster", conflicts_with = "cluster")]
+    pub context: Option<PathBuf>,
+    /// A live cluster instead: the kubeconfig context named (the current one without a name).
+    #[arg(long, value_name = "CONTEXT", num_args = 0..=1, default_missing_value = "")]
+    pub cluster: Option<String>,
     /// The target version (default: the newest supported one of each construct).
     #[arg(long)]
     pub to: Option<String>,
@@ -55,19 +61,36 @@ pub struct UpgradeArgs {
     pub skip_unplannable: bool,
 }
 
+/// The folder `--context` names, or the live cluster `--cluster` names.
+fn context_or_cluster(
+    context: Option<&PathBuf>,
+    cluster: Option<&str>,
+    config: &crate::config::Config,
+) -> anyhow::Result<std::sync::Arc<dyn crate::cluster::ClusterView>> {
+    match (context, cluster) {
+        (_, Some(name)) => super::live_cluster(name, config),
+        (Some(dir), None) => Ok(std::sync::Arc::new(OfflineCluster::load_dir(dir)?)),
+        (None, None) => anyhow::bail!("give --context DIR or --cluster [CONTEXT]"),
+    }
+}
+
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_ref())?;
-    let cluster = crate::cluster::OfflineCluster::load_dir(&args.context)?;
-    let usage = crate::families::consumer::usage(&cluster, &config.construct_kinds, &config.consumer_kinds)?;
+    let cluster = context_or_cluster(args.context.as_ref(), args.cluster.as_deref(), &config)?;
+    let usage =
+        crate::families::consumer::usage(cluster.as_ref(), &config.construct_kinds, &config.consumer_kinds)?;
     match args.output {
         RulesOutput::Json => println!("{usage:#}"),
         RulesOutput::Text | RulesOutput::Md => {
             print!("{}", status_table(&usage));
             // An empty table is said to be empty, and why: the wrong directory, most often.
             if usage["constructs"].as_array().is_none_or(Vec::is_empty) {
+                let place = match (&args.context, &args.cluster) {
+                    (Some(dir), _) => dir.display().to_string(),
+                    (None, _) => "the cluster".to_string(),
+                };
                 println!(
-                    "note: {} holds no construct (openchoreo.dev {}); nothing is published there to use",
-                    args.context.display(),
+                    "note: {place} holds no construct (openchoreo.dev {}); nothing is published there to use",
                     config.construct_kinds.join(", ")
                 );
             }
@@ -131,7 +154,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     use std::fmt::Write;
     let config = load_config(args.config.as_ref())?;
     let engine = Engine::new(&config);
-    let cluster = OfflineCluster::load_dir(&args.context)?;
+    let cluster = context_or_cluster(args.context.as_ref(), args.cluster.as_deref(), &config)?;
     let to = match &args.to {
         Some(v) => Some(
             semver::Version::parse(v)
@@ -201,7 +224,7 @@ pub(super) fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
             let ns = object.at("/metadata/namespace").and_then(serde_json::Value::as_str);
             let obj = object.at("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?");
             let who = ns.map_or_else(|| format!("{kind} {obj}"), |n| format!("{kind} {n}/{obj}"));
-            for plan in crate::upgrade::plan(&engine, &cluster, &object, to.as_ref(), &siblings) {
+            for plan in crate::upgrade::plan(&engine, cluster.as_ref(), &object, to.as_ref(), &siblings) {
                 let plan = match plan {
                     Ok(p) => p,
                     Err(why) => {

@@ -799,3 +799,68 @@ fn cached_objects_are_converted_once_and_follow_the_store() {
         ["ruby-service-v1", "ruby-service-v2", "ruby-service-v3"]
     );
 }
+
+/// `check --cluster` reads a live cluster as its context, through a kubeconfig context: the
+/// published types in the stand-in API server resolve the tour's pins (the one pinned to "9"
+/// is refused); `status` and `upgrade` read it the same way; a context the kubeconfig lacks
+/// is an input error naming it.
+#[test]
+fn check_reads_a_live_cluster_through_a_kubeconfig_context() {
+    let mut fake = Fake::default();
+    served(&mut fake, "ClusterComponentType", false);
+    served(&mut fake, "Component", true);
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
+    let server = common::apiserver::FakeServer::start(fake);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster: {{server: \"http://{}\"}}\n\
+             users:\n- name: me\n  user: {{}}\ncontexts:\n- name: stand-in\n  context: {{cluster: stand-in, user: me}}\n\
+             current-context: stand-in\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+            .current_dir(root)
+            .env("KUBECONFIG", &kubeconfig)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["check", "examples/tour/apps", "--cluster", "stand-in"][..],
+        &["check", "examples/tour/apps", "--cluster"],
+    ] {
+        let out = run(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("error[CVN-406] /spec/componentType/version: pin \"9\""), "{text}");
+        assert!(!text.contains("not checked"), "{text}");
+    }
+    // status and upgrade read it too.
+    let out = run(&["status", "--cluster", "stand-in"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("ruby-service  2.0.0"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["upgrade", "examples/tour/apps", "--cluster", "--skip-unplannable"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("target 2.0.0: move the pin to \"2\"") && text.contains("would NOT apply"),
+        "{text}"
+    );
+    let out = run(&["check", "examples/tour/apps", "--cluster", "elsewhere"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--cluster elsewhere"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
