@@ -35,8 +35,12 @@ pub struct DiffArgs {
     pub to: Option<String>,
     /// Published constructs (YAML/JSON files): `covenant diff --context DIR NAME FROM TO`
     /// compares two published versions of one construct by logical name and version.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cluster")]
     pub context: Option<PathBuf>,
+    /// As --context, from a live cluster: the kubeconfig context named (the current one
+    /// without a name): `covenant diff --cluster NAME FROM TO`.
+    #[arg(long, value_name = "CONTEXT", num_args = 0..=1, default_missing_value = "", requires = "to")]
+    pub cluster: Option<String>,
     /// Config file (its stability policies decide what is refused); default: the embedded default.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -192,10 +196,16 @@ fn only_item(name: &str, mut doc: serde_json::Value) -> anyhow::Result<serde_jso
 
 pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_ref())?;
-    if args.context.is_none() && args.old.is_dir() && args.new.is_dir() {
+    if args.context.is_none() && args.cluster.is_none() && args.old.is_dir() && args.new.is_dir() {
         return diff_folders(&args, &config);
     }
-    let (old, new) = match &args.context {
+    let published: Option<std::sync::Arc<dyn crate::cluster::ClusterView>> =
+        match (&args.context, &args.cluster) {
+            (Some(dir), _) => Some(std::sync::Arc::new(OfflineCluster::load_dir(dir)?)),
+            (None, Some(context)) => Some(super::live_cluster(context, &config)?),
+            (None, None) => None,
+        };
+    let (old, new) = match &published {
         None => {
             if args.to.is_some() {
                 bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
@@ -205,12 +215,11 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             }
             (Compared::read(&args.old)?, Compared::read(&args.new)?)
         }
-        Some(dir) => {
+        Some(cluster) => {
             let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
             let name = args.old.to_string_lossy().into_owned();
             let from = args.new.to_string_lossy().into_owned();
-            let cluster = OfflineCluster::load_dir(dir)?;
-            let at = |v: &str| crate::families::construct::published_at(&cluster, None, &name, v);
+            let at = |v: &str| crate::families::construct::published_at(cluster.as_ref(), None, &name, v);
             (
                 Compared::Tree(at(&from).map_err(anyhow::Error::msg)?),
                 Compared::Tree(at(to).map_err(anyhow::Error::msg)?),

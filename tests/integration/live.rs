@@ -802,7 +802,7 @@ fn cached_objects_are_converted_once_and_follow_the_store() {
 
 /// `check --cluster` reads a live cluster as its context, through a kubeconfig context: the
 /// published types in the stand-in API server resolve the tour's pins (the one pinned to "9"
-/// is refused); `status` and `upgrade` read it the same way; a context the kubeconfig lacks
+/// is refused); `status`, `upgrade` and `diff` read it the same way; a context the kubeconfig lacks
 /// is an input error naming it.
 #[test]
 fn check_reads_a_live_cluster_through_a_kubeconfig_context() {
@@ -855,6 +855,13 @@ fn check_reads_a_live_cluster_through_a_kubeconfig_context() {
     assert!(
         text.contains("target 2.0.0: move the pin to \"2\"") && text.contains("would NOT apply"),
         "{text}"
+    );
+    let out = run(&["diff", "--cluster", "stand-in", "ruby-service", "1.1.0", "2.0.0"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("enum value \"xlarge\" was removed"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let out = run(&["check", "examples/tour/apps", "--cluster", "elsewhere"]);
     assert_eq!(out.status.code(), Some(2));
