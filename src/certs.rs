@@ -163,7 +163,7 @@ impl DevCerts {
             let path = path.display().to_string();
             move |source| Error::Write { path, source }
         };
-        let base = relative_to(base, dir)
+        let base = crate::source::relative_to(base, dir)
             .map_err(|source| Error::Write { path: base.display().to_string(), source })?;
         let deleted = |kind: &str, name: &str| {
             format!(
@@ -213,20 +213,6 @@ impl DevCerts {
         std::fs::write(&b, bundle).map_err(io(&b))?;
         Ok(written)
     }
-}
-
-/// `target` as a path relative to `from` (kustomize refuses absolute resource paths).
-fn relative_to(target: &Path, from: &Path) -> std::io::Result<PathBuf> {
-    let (target, from) = (std::fs::canonicalize(target)?, std::fs::canonicalize(from)?);
-    let common = target.components().zip(from.components()).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in from.components().skip(common) {
-        out.push("..");
-    }
-    for c in target.components().skip(common) {
-        out.push(c);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

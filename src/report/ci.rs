@@ -224,13 +224,12 @@ const IDENTITY: [&str; 6] = ["rule", "fingerprint", "file", "kind", "namespace",
 /// absolute path, a run from a subfolder). `-` and what does not exist (a pipe's name) stay
 /// as they are.
 pub fn baseline_file(file: &str, anchor: &std::path::Path) -> String {
-    let (Ok(file_abs), Ok(anchor_abs)) = (std::fs::canonicalize(file), std::fs::canonicalize(anchor)) else {
-        return file.to_string();
-    };
-    let common = file_abs.components().zip(anchor_abs.components()).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = anchor_abs.components().skip(common).map(|_| "..".to_string()).collect();
-    parts.extend(file_abs.components().skip(common).map(|c| c.as_os_str().to_string_lossy().into_owned()));
-    parts.join("/")
+    match crate::source::relative_to(std::path::Path::new(file), anchor) {
+        Ok(relative) => {
+            relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+        }
+        Err(_) => file.to_string(),
+    }
 }
 
 /// The folder a baseline at `path` anchors its file names to.

@@ -149,6 +149,22 @@ pub fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, bytes)
 }
 
+/// `target` as a path relative to `from`, both resolved (symlinks, `.`, `..`) first: how a
+/// kustomize overlay names its base (kustomize refuses absolute paths) and a baseline names a
+/// checked file. Either missing is an error.
+pub fn relative_to(target: &Path, from: &Path) -> std::io::Result<PathBuf> {
+    let (target, from) = (std::fs::canonicalize(target)?, std::fs::canonicalize(from)?);
+    let common = target.components().zip(from.components()).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for c in target.components().skip(common) {
+        out.push(c);
+    }
+    Ok(out)
+}
+
 /// Whether `path` names a pipe or a device (`<(helm template …)`, `/dev/stdin`): text that can
 /// be read once, as it comes, and must be kept if it is needed again.
 pub fn is_stream(path: &Path) -> bool {
