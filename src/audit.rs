@@ -330,8 +330,13 @@ impl Auditor {
                     let verdict = self.engine.evaluate(&subject, self.cluster.as_ref());
                     result.objects += 1;
                     *result.objects_by_kind.entry(subject.gvk.kind.clone()).or_default() += 1;
+                    // An Event on the object per rule that would refuse it or warns of it.
                     if let Some(sink) = &self.events {
-                        self.tell_the_owner(sink, &subject, object, &verdict);
+                        let loud = verdict
+                            .findings
+                            .iter()
+                            .filter(|f| matches!(f.action, Action::Deny | Action::Warn));
+                        crate::cluster::events::tell(sink, &subject, loud, "Audited");
                     }
                     if self.reports.is_some() {
                         use crate::pointer::At;
@@ -418,36 +423,6 @@ impl Auditor {
         match runtime.block_on(reports.write(by_namespace, seconds)) {
             Ok(n) => tracing::info!(reports = n, "audit findings written as OpenReports"),
             Err(why) => tracing::debug!(%why, "no OpenReports written"),
-        }
-    }
-
-    /// An Event on the object per rule whose finding would refuse it or warns of it, the first
-    /// three.
-    fn tell_the_owner(
-        &self,
-        sink: &crate::cluster::events::EventSink,
-        subject: &Subject,
-        object: &serde_json::Value,
-        verdict: &crate::engine::Verdict,
-    ) {
-        use crate::pointer::At;
-        let uid = object.at("/metadata/uid").and_then(serde_json::Value::as_str);
-        let regarding = crate::cluster::events::reference(
-            subject.gvk.api_version(),
-            &subject.gvk.kind,
-            subject.namespace.as_deref(),
-            &subject.name,
-            uid,
-        );
-        let mut rules = std::collections::BTreeSet::new();
-        let loud = verdict.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn));
-        for f in loud.filter(|f| rules.insert(f.rule.id)).take(3) {
-            sink.emit(crate::cluster::events::Pending {
-                regarding: regarding.clone(),
-                reason: f.rule.slug.to_string(),
-                note: f.line(),
-                action: "Audited",
-            });
         }
     }
 

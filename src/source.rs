@@ -20,8 +20,8 @@ mod split;
 mod tabs;
 
 pub use files::{
-    discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text, relative_to,
-    text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
+    discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text,
+    relative_to, text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
 };
 pub use split::{kubectl_split, KubectlSplit};
 pub use tabs::{go_yaml_refused_tab, RefusedTab};

@@ -117,6 +117,43 @@ pub fn start(client: kube::Client, instance: Option<String>, limits: Limits, met
     EventSink { tx, metrics }
 }
 
+/// Tell the object `subject` names of `findings`, one Event per rule, the first three: what
+/// covenant did (`Denied`, `Audited`), the rule's slug as the reason, the finding as the note.
+/// An object without a name (yet to get one from `generateName`) is told nothing.
+pub fn tell<'a>(
+    sink: &EventSink,
+    subject: &crate::subject::Subject,
+    findings: impl Iterator<Item = &'a crate::rules::Finding>,
+    action: &'static str,
+) {
+    if subject.name.is_empty() {
+        return;
+    }
+    use crate::pointer::At;
+    let uid = subject
+        .object
+        .as_ref()
+        .and_then(|o| o.value().ok())
+        .and_then(|v| v.at("/metadata/uid"))
+        .and_then(serde_json::Value::as_str);
+    let regarding = reference(
+        subject.gvk.api_version(),
+        &subject.gvk.kind,
+        subject.namespace.as_deref(),
+        &subject.name,
+        uid,
+    );
+    let mut rules = std::collections::BTreeSet::new();
+    for f in findings.filter(|f| rules.insert(f.rule.id)).take(3) {
+        sink.emit(Pending {
+            regarding: regarding.clone(),
+            reason: f.rule.slug.to_string(),
+            note: f.line(),
+            action,
+        });
+    }
+}
+
 /// The reference to the object a subject names.
 pub fn reference(
     api_version: String,

@@ -512,46 +512,13 @@ fn answer_verdict(
         audited = verdict.at(Action::Audit).count(),
         "review answered"
     );
-    if let Some(sink) = &state.events {
-        tell_the_owner(sink, subject, verdict);
+    // A denial (never a dry run) as Events on the object, so `kubectl describe` shows why its
+    // apply was refused.
+    if let Some(sink) = state.events.as_ref().filter(|_| verdict.denied() && !subject.dry_run) {
+        crate::cluster::events::tell(sink, subject, verdict.at(Action::Deny), "Denied");
     }
     let response = admission::respond(&review.uid, verdict, &[]);
     answer(state, "validate", subject, started, &response)
-}
-
-/// A denial (never a dry run) as Events on the object: one per rule that denied, the first
-/// three, so `kubectl describe` shows why its apply was refused.
-fn tell_the_owner(
-    sink: &crate::cluster::events::EventSink,
-    subject: &crate::subject::Subject,
-    verdict: &crate::engine::Verdict,
-) {
-    if !verdict.denied() || subject.dry_run || subject.name.is_empty() {
-        return;
-    }
-    let uid = subject
-        .object
-        .as_ref()
-        .and_then(|o| o.value().ok())
-        .and_then(|v| crate::pointer::At::at(v, "/metadata/uid"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string);
-    let regarding = crate::cluster::events::reference(
-        subject.gvk.api_version(),
-        &subject.gvk.kind,
-        subject.namespace.as_deref(),
-        &subject.name,
-        uid.as_deref(),
-    );
-    let mut rules = std::collections::BTreeSet::new();
-    for f in verdict.at(Action::Deny).filter(|f| rules.insert(f.rule.id)).take(3) {
-        sink.emit(crate::cluster::events::Pending {
-            regarding: regarding.clone(),
-            reason: f.rule.slug.to_string(),
-            note: f.line(),
-            action: "Denied",
-        });
-    }
 }
 
 /// Encode a review response, record the request's duration, and answer 200.
