@@ -354,11 +354,6 @@ impl TreeCluster {
         }
         out
     }
-
-    /// Whether the tree holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.tree.by_kind.is_empty()
-    }
 }
 
 impl ClusterView for TreeCluster {

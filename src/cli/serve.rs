@@ -169,15 +169,12 @@ const DENIED_REVIEW: &str = include_str!("../../examples/reviews/denied-applicat
 /// Read covenant's registered ValidatingWebhookConfigurations once, in the background, and
 /// warn of every entry that sends kinds no family judges (`server::registration`). What
 /// cannot be read is said at info: the check is advice, never a reason not to serve.
-fn check_registration(kube_config: kube::Config, judged: Vec<(String, String)>) {
+fn check_registration(client: kube::Client, judged: Vec<(String, String)>) {
     tokio::spawn(async move {
         use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
-        let listed = async {
-            let client = kube::Client::try_from(kube_config)?;
-            let api: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client);
-            api.list(&Default::default()).await
-        };
-        match tokio::time::timeout(Duration::from_secs(30), listed).await {
+        let api: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client);
+        let params = kube::api::ListParams::default();
+        match tokio::time::timeout(Duration::from_secs(30), api.list(&params)).await {
             Ok(Ok(list)) => {
                 for line in crate::server::registration::unjudged(&list.items, &judged) {
                     tracing::warn!("{line}");
@@ -221,7 +218,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             _ => bail!("--tls-cert and --tls-key must be set (or run with --dev)"),
         }
     };
-    let mut election_config: Option<kube::Config> = None;
+    // The client of every write and one-off read beside the live view's own: the leader
+    // Lease, Events, reports, the registration check.
+    let mut writer: Option<kube::Client> = None;
     let cluster: Arc<dyn ClusterView> = match (&args.context, args.offline || args.dev) {
         (Some(dir), _) => load_cluster(Some(dir))?,
         (None, true) => {
@@ -238,8 +237,8 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             )?;
             let following =
                 crate::cluster::live::Following { watch_timeout: config.watch_timeout, ..Default::default() };
-            check_registration(kube_config.clone(), crate::engine::Engine::new(&config).judged_kinds());
-            election_config = Some(kube_config.clone());
+            writer =
+                Some(kube::Client::try_from(kube_config.clone()).context("cannot build the cluster client")?);
             Arc::new(crate::cluster::live::LiveCluster::connect(
                 kube_config,
                 config.cluster_kinds(),
@@ -250,12 +249,17 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
 
     let mut state =
         crate::server::AppState::new(&config, cluster.clone()).context("cannot register metrics")?;
-    if let (Some(kube_config), false) = (&election_config, args.no_events) {
-        let client = kube::Client::try_from(kube_config.clone())
-            .context("cannot build the client that writes Events")?;
+    if let Some(client) = &writer {
+        check_registration(client.clone(), state.engine.judged_kinds());
+    }
+    if let (Some(client), false) = (&writer, args.no_events) {
         let instance = std::env::var("POD_NAME").ok();
-        state.events =
-            Some(crate::cluster::events::start(client, instance, Default::default(), state.metrics.clone()));
+        state.events = Some(crate::cluster::events::start(
+            client.clone(),
+            instance,
+            Default::default(),
+            state.metrics.clone(),
+        ));
     }
     let mut _elector = None;
     let audit = match args.audit_interval {
@@ -279,24 +283,18 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 None => auditor,
             };
             // The run's findings as OpenReports (when the CRDs are served), on the leader.
-            let auditor = match &election_config {
-                Some(kube_config) => {
-                    let client = kube::Client::try_from(kube_config.clone())
-                        .context("cannot build the client that writes reports")?;
-                    auditor.with_reports(
-                        crate::cluster::reports::Reports::new(client),
-                        tokio::runtime::Handle::current(),
-                    )
-                }
+            let auditor = match &writer {
+                Some(client) => auditor.with_reports(
+                    crate::cluster::reports::Reports::new(client.clone()),
+                    tokio::runtime::Handle::current(),
+                ),
                 None => auditor,
             };
-            let auditor = match (election_config, args.no_leader_election) {
-                (Some(kube_config), false) => {
+            let auditor = match (writer, args.no_leader_election) {
+                (Some(client), false) => {
                     let identity = std::env::var("POD_NAME")
                         .or_else(|_| std::env::var("HOSTNAME"))
                         .unwrap_or_else(|_| format!("covenant-{}", std::process::id()));
-                    let client = kube::Client::try_from(kube_config)
-                        .context("cannot build the leader election's client")?;
                     let api = kube::Api::namespaced(client, &args.leader_election_namespace);
                     let (leadership, task) =
                         crate::cluster::lease::elect(api, LEADER_LEASE, &identity, Default::default());

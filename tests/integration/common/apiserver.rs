@@ -1,9 +1,10 @@
 //! A stand-in Kubernetes API server for tests: discovery, list (paginated by `limit` and
 //! `continue`) and watch, served over plain HTTP from fixtures, with the failure modes a real
 //! one has: a list slower than any budget, a list RBAC forbids, resources that appear after
-//! start, watches that expire with 410 Gone or end at their `timeoutSeconds`, a server that
-//! goes away and comes back, and a graceful shutdown that waits for every open response
-//! (watches included) to end, as the API server's own HTTP server does.
+//! start, watches that expire with 410 Gone or end at their `timeoutSeconds`, and a server that
+//! goes away and comes back. Objects written through it (Leases, Events, OpenReports) are kept
+//! with resourceVersions, as the API server keeps them: a stale PUT is a 409 Conflict, a PATCH
+//! merges or server-side applies, DELETE removes.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -417,19 +418,6 @@ impl FakeServer {
     /// The query of every watch asked for so far, with its plural.
     pub fn watch_queries(&self) -> Vec<WatchQuery> {
         self.shared.watches.lock().unwrap().clone()
-    }
-
-    /// Shut down as the API server's HTTP server does at SIGTERM: stop accepting, then wait
-    /// for every open response, watches included, to end. Returns how long that took, or
-    /// `None` when it had not finished within `limit` (then the server is stopped anyway).
-    pub fn shut_down_gracefully(&mut self, limit: Duration) -> Option<Duration> {
-        let (Some(rt), Some(serving)) = (self.runtime.as_ref(), self.serving.take()) else { return None };
-        let started = std::time::Instant::now();
-        let _ = serving.shut_down.send(());
-        let done = rt.block_on(async { tokio::time::timeout(limit, serving.task).await.is_ok() });
-        let took = started.elapsed();
-        self.stop();
-        done.then_some(took)
     }
 
     /// Change what it holds.
