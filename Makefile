@@ -77,6 +77,9 @@ image: static ## build the image $(IMAGE) from the static binary (deploy/image/D
 push: ## push $(IMAGE) to its registry (set IMAGE=registry.example.com/covenant:0.1.0)
 	docker push $(IMAGE)
 
+console-test: ## the console's pages in Debian's headless chromium via chromedriver (apt install chromium chromium-driver); screenshots in target/console-screenshots
+	$(CARGO) test --test integration console:: -- --ignored --nocapture
+
 image-smoke: ## start $(IMAGE) exactly as deploy/ runs it, send reviews, SIGTERM it (needs a Docker daemon)
 	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test integration image:: -- --ignored --nocapture
 
@@ -109,4 +112,4 @@ deploy-render: install-overlay ## print the manifests `make deploy` applies (IMA
 deploy: install-overlay ## apply deploy/ to the current kubectl context with IMAGE=registry/covenant:tag
 	kubectl apply --server-side -k $(INSTALL_DIR)
 
-.PHONY: help run test lint fmt bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy
+.PHONY: help run test lint fmt console-test bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy

@@ -131,6 +131,46 @@ fn refused(policy: Stability, version: Option<&str>, j: &Judged) -> bool {
         }
 }
 
+/// Why two published versions of a construct were not compared.
+#[derive(Debug, thiserror::Error)]
+pub enum Uncompared {
+    /// A version (or the name, or the kind) is not published, or the cluster cannot be read.
+    #[error(transparent)]
+    Unpublished(#[from] crate::families::construct::Unpublished),
+    /// Both are published, and cannot be diffed.
+    #[error("{name} {from} → {to}: {why}")]
+    NotComparable {
+        /// The logical name.
+        name: String,
+        /// The version compared from.
+        from: String,
+        /// The version compared to.
+        to: String,
+        /// Why.
+        why: DiffError,
+    },
+}
+
+/// The contract diff of two published versions of a construct (of `kind`, or of any construct
+/// kind; in `namespace`, or anywhere): the one comparison `covenant diff --context DIR NAME FROM
+/// TO`, `/api/v0/compare` and the console's compare page make, so they answer the same bytes.
+pub fn between_published(
+    cluster: &dyn crate::cluster::ClusterView,
+    policy: &Policy,
+    kind: Option<&str>,
+    namespace: Option<&str>,
+    name: &str,
+    from: &str,
+    to: &str,
+) -> Result<ContractDiff, Uncompared> {
+    use crate::families::construct::published_at;
+    let old = published_at(cluster, kind, namespace, name, from)?;
+    let new = published_at(cluster, kind, namespace, name, to)?;
+    compute(&Outline::of_value(&old), &Outline::of_value(&new), policy).map_err(|why| {
+        Uncompared::NotComparable { name: name.to_string(), from: from.to_string(), to: to.to_string(), why }
+    })
+}
+
 /// Diff two documents: both CRDs, both XRDs, both constructs, both Packages, or both bare
 /// OpenAPI schemas, judged by `policy`.
 ///

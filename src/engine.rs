@@ -98,6 +98,7 @@ pub struct Engine {
     lookup_budget: std::time::Duration,
     failure_policy: crate::config::FailurePolicy,
     release_labels: (String, String),
+    policy: crate::contract::Policy,
 }
 
 impl Engine {
@@ -142,7 +143,14 @@ impl Engine {
             lookup_budget: config.lookup_budget,
             failure_policy: config.failure_policy,
             release_labels: config.release_labels.clone(),
+            policy: crate::contract::Policy::of(config),
         }
+    }
+
+    /// The stability policy contract diffs are judged by: the families' own, so a diff any face
+    /// shows refuses what the webhook refuses.
+    pub fn policy(&self) -> &crate::contract::Policy {
+        &self.policy
     }
 
     /// Every (group, kind) the enabled families judge by name: what the webhook should be

@@ -4,6 +4,7 @@
 
 pub mod admin;
 mod conn;
+mod console;
 pub use conn::Streams;
 pub mod problem;
 pub mod registration;

@@ -148,19 +148,17 @@ pub fn plan(
             out.push(Err(format!("{pointer}: {construct_kind} {name} is not published at {target}")));
             continue;
         };
-        let diff =
-            // Constructs: judged by their declared bump whatever the policy says of CRDs.
-            match crate::contract::compute(
-                &Outline::of_value(&old),
-                &Outline::of_value(&new),
-                &crate::contract::Policy::default(),
-            ) {
-                Ok(d) => d,
-                Err(e) => {
-                    out.push(Err(format!("{pointer}: {e}")));
-                    continue;
-                }
-            };
+        let diff = match crate::contract::compute(
+            &Outline::of_value(&old),
+            &Outline::of_value(&new),
+            engine.policy(),
+        ) {
+            Ok(d) => d,
+            Err(e) => {
+                out.push(Err(format!("{pointer}: {e}")));
+                continue;
+            }
+        };
         let new_pin = target.major.to_string();
         let mut moved = doc.clone();
         if let Some(r) = moved.pointer_mut(&pointer).and_then(Value::as_object_mut) {
@@ -344,4 +342,54 @@ pub fn write_pin(text: &str, doc_index: usize, pointer: &str, pin: &str) -> Opti
     out.push_str(&written);
     out.push_str(&text[line_start + value_at + old.len()..]);
     Some(out)
+}
+
+/// A consumer (`Component ns/web`) and the plans of its references to one construct.
+pub type ConsumerPlans = (String, Vec<Result<Plan, String>>);
+
+/// The upgrades of every stored consumer of one construct (`kind`, logical `name`; for a
+/// namespaced kind, those in `namespace`): per consumer (`Component ns/web`), the plans of its
+/// references to that construct, at most `limit` consumers, and how many more there were. What
+/// the console's construct page shows; the same plan `covenant upgrade` makes of each.
+pub fn of_construct(
+    engine: &Engine,
+    cluster: &dyn ClusterView,
+    consumer_kinds: &[String],
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+    limit: usize,
+) -> Result<(Vec<ConsumerPlans>, usize), Error> {
+    let scope = namespace.filter(|_| !kind.starts_with("Cluster"));
+    let (mut out, mut more) = (Vec::new(), 0);
+    for consumer_kind in consumer_kinds {
+        for o in cluster.list(GROUP, consumer_kind, scope, None)? {
+            let pointers: Vec<String> = references(consumer_kind, &o)
+                .into_iter()
+                .filter(|r| r.kind == kind && r.logical == name)
+                .map(|r| r.pointer)
+                .collect();
+            if pointers.is_empty() {
+                continue;
+            }
+            if out.len() == limit {
+                more += 1;
+                continue;
+            }
+            let ns = o.at("/metadata/namespace").and_then(Value::as_str);
+            let obj = o.at("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+            let who =
+                ns.map_or_else(|| format!("{consumer_kind} {obj}"), |n| format!("{consumer_kind} {n}/{obj}"));
+            // Only the references to this construct: a plan names its pointer, an error
+            // begins with it.
+            let ours = |p: &Result<Plan, String>| match p {
+                Ok(p) => pointers.contains(&p.pointer),
+                Err(why) => pointers.iter().any(|at| why.starts_with(&format!("{at}:"))),
+            };
+            let plans: Vec<Result<Plan, String>> =
+                plan(engine, cluster, &o, None, &[]).into_iter().filter(ours).collect();
+            out.push((who, plans));
+        }
+    }
+    Ok((out, more))
 }

@@ -205,7 +205,7 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             (None, Some(context)) => Some(super::live_cluster(context, &config)?),
             (None, None) => None,
         };
-    let (old, new) = match &published {
+    let mut d = match &published {
         None => {
             if args.to.is_some() {
                 bail!("covenant diff takes OLD NEW files, or --context DIR NAME FROM TO");
@@ -213,23 +213,19 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             if args.old == Path::new("-") && args.new == Path::new("-") {
                 bail!("covenant diff reads one of OLD and NEW from stdin (`-`), not both");
             }
-            (Compared::read(&args.old)?, Compared::read(&args.new)?)
+            let (old, new) = (Compared::read(&args.old)?, Compared::read(&args.new)?);
+            let old_outline = old.outline(&args.old, None)?;
+            let new_outline = new.outline(&args.new, Some(&old_outline))?;
+            crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
+                .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?
         }
         Some(cluster) => {
             let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
-            let name = args.old.to_string_lossy().into_owned();
-            let from = args.new.to_string_lossy().into_owned();
-            let at = |v: &str| crate::families::construct::published_at(cluster.as_ref(), None, &name, v);
-            (
-                Compared::Tree(at(&from).map_err(anyhow::Error::msg)?),
-                Compared::Tree(at(to).map_err(anyhow::Error::msg)?),
-            )
+            let (name, from) = (args.old.to_string_lossy(), args.new.to_string_lossy());
+            let policy = crate::contract::Policy::of(&config);
+            crate::contract::between_published(cluster.as_ref(), &policy, None, None, &name, &from, to)?
         }
     };
-    let old_outline = old.outline(&args.old, None)?;
-    let new_outline = new.outline(&args.new, Some(&old_outline))?;
-    let mut d = crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
-        .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?;
     let fails = judged(&mut d, &args);
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),

@@ -334,6 +334,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         println!("  webhook  https://{}/api/v0/validate", bound.webhook_addr);
         println!("  admin    http://{}/readyz  /metrics", bound.admin_addr);
         println!("  api      http://{}/api/v0/status", bound.api_addr);
+        println!("  console  http://{}/platform/", bound.api_addr);
         println!("  certificates in {}", dir.display());
         let curl = |file: &str| {
             format!(

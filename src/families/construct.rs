@@ -1232,6 +1232,7 @@ pub enum Unpublished {
 pub fn published_at(
     cluster: &dyn crate::cluster::ClusterView,
     kind: Option<&str>,
+    namespace: Option<&str>,
     name: &str,
     version: &str,
 ) -> Result<Value, Unpublished> {
@@ -1241,7 +1242,12 @@ pub fn published_at(
     let mut found = Vec::new();
     let mut published = Vec::new();
     for k in KINDS.iter().filter(|k| kind.is_none_or(|want| want == **k)) {
-        for o in cluster.list(GROUP, k, None, None)? {
+        // A namespace narrows the namespaced kinds; the cluster-scoped twins have none.
+        let scope = namespace.filter(|_| !k.starts_with("Cluster"));
+        if namespace.is_some() && scope.is_none() {
+            continue;
+        }
+        for o in cluster.list(GROUP, k, scope, None)? {
             if logical_name(&o) != name {
                 continue;
             }

@@ -1,6 +1,7 @@
 //! The two plain-HTTP listeners beside the webhook, neither of which serves admission:
 //! the admin listener, for the kubelet's probes and Prometheus (`/livez`, `/readyz`,
-//! `/metrics`), and the read API (`/api/v0/{status,compare,upgrade,audit}`), which names
+//! `/metrics`), and the read API (`/api/v0/{status,compare,upgrade,audit}`, and the console's
+//! pages under `/platform/`, `console.rs`), which names
 //! namespaces, objects and findings and so listens on the pod's loopback unless told
 //! otherwise: only `kubectl port-forward` reaches it, and the API server authorizes that.
 
@@ -22,9 +23,9 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
-            p.detail = if uri.path().starts_with("/api/") {
+            p.detail = if uri.path().starts_with("/api/") || uri.path().starts_with("/platform") {
                 format!(
-                    "no route {} here: the read API has a listener of its own (--api-listen, on the pod's loopback by default; reach it with kubectl port-forward)",
+                    "no route {} here: the read API and the console have a listener of their own (--api-listen, on the pod's loopback by default; reach it with kubectl port-forward)",
                     uri.path()
                 )
             } else {
@@ -42,10 +43,11 @@ pub fn api_router(state: AppState) -> Router {
         .route("/api/v0/status", get(status))
         .route("/api/v0/compare", get(compare))
         .route("/api/v0/upgrade", get(upgrade))
+        .merge(super::console::router())
         .fallback(|uri: axum::http::Uri| async move {
             let mut p = Problem::not_found(uri.path());
             p.detail = format!(
-                "no route {}; the read API serves /api/v0/audit, /api/v0/status, /api/v0/compare and /api/v0/upgrade",
+                "no route {}; the read API serves /api/v0/audit, /api/v0/status, /api/v0/compare and /api/v0/upgrade, and the console's pages under /platform/",
                 uri.path()
             );
             p
@@ -189,7 +191,6 @@ struct Compare {
 /// prints for the same objects.
 async fn compare(State(state): State<AppState>, query: axum::extract::Query<Compare>) -> Response {
     let q = query.0;
-    let (cluster, policy) = (state.cluster.clone(), state.policy.clone());
     let markdown = match q.output.as_deref() {
         None | Some("json") => false,
         Some("markdown" | "md") => true,
@@ -198,21 +199,18 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
             return Problem::new(StatusCode::BAD_REQUEST, "bad-output", "Bad output", detail).into_response();
         }
     };
+    let (cluster, engine) = (state.cluster.clone(), state.engine.clone());
     let answer = off_worker("compare", move || {
-        let at = |v: &str| {
-            crate::families::construct::published_at(cluster.as_ref(), q.kind.as_deref(), &q.name, v)
-                .map_err(unpublished)
-        };
-        let (old, new) = (at(&q.from)?, at(&q.to)?);
-        crate::contract::compute(
-            &crate::families::schema_bearing::Outline::of_value(&old),
-            &crate::families::schema_bearing::Outline::of_value(&new),
-            &policy,
+        crate::contract::between_published(
+            cluster.as_ref(),
+            engine.policy(),
+            q.kind.as_deref(),
+            None,
+            &q.name,
+            &q.from,
+            &q.to,
         )
-        .map_err(|e| {
-            let detail = format!("{} {} → {}: {e}", q.name, q.from, q.to);
-            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "not-comparable", "Not comparable", detail)
-        })
+        .map_err(Problem::uncompared)
     })
     .await;
     match answer {
@@ -229,24 +227,6 @@ async fn compare(State(state): State<AppState>, query: axum::extract::Query<Comp
         Ok(Err(problem)) => problem.into_response(),
         Err(failed) => failed,
     }
-}
-
-/// The answer to a lookup of a published construct that found none: a kind that is not a
-/// construct kind is the caller's mistake (400), a cluster that cannot be read is 503 (what
-/// is published is unknown, never "not published"), two objects at one version a conflict.
-fn unpublished(why: crate::families::construct::Unpublished) -> Problem {
-    use crate::families::construct::Unpublished;
-    let (status, kind, title) = match &why {
-        Unpublished::UnknownKind(_) => (StatusCode::BAD_REQUEST, "bad-kind", "Not a construct kind"),
-        Unpublished::Unreadable(_) => {
-            (StatusCode::SERVICE_UNAVAILABLE, "cluster-unavailable", "Cluster state unavailable")
-        }
-        Unpublished::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous", "Published more than once"),
-        Unpublished::Nothing(_) | Unpublished::NotAt { .. } => {
-            (StatusCode::NOT_FOUND, "not-published", "Not published")
-        }
-    };
-    Problem::new(status, kind, title, why.to_string())
 }
 
 /// `?kind=&namespace=&name=&to=` of `/api/v0/upgrade`.

@@ -26,6 +26,38 @@ pub struct Problem {
 pub const CONTENT_TYPE: &str = "application/problem+json";
 
 impl Problem {
+    /// The answer to a comparison of published versions that was not made: a kind that is not a
+    /// construct kind is the caller's mistake (400), a cluster that cannot be read is 503 (what
+    /// is published is unknown, never "not published"), two objects at one version a conflict,
+    /// two that cannot be diffed 422.
+    pub fn uncompared(why: crate::contract::Uncompared) -> Problem {
+        use crate::contract::Uncompared;
+        use crate::families::construct::Unpublished;
+        let why = match why {
+            Uncompared::Unpublished(why) => why,
+            not @ Uncompared::NotComparable { .. } => {
+                let detail = not.to_string();
+                return Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "not-comparable",
+                    "Not comparable",
+                    detail,
+                );
+            }
+        };
+        let (status, kind, title) = match &why {
+            Unpublished::UnknownKind(_) => (StatusCode::BAD_REQUEST, "bad-kind", "Not a construct kind"),
+            Unpublished::Unreadable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "cluster-unavailable", "Cluster state unavailable")
+            }
+            Unpublished::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous", "Published more than once"),
+            Unpublished::Nothing(_) | Unpublished::NotAt { .. } => {
+                (StatusCode::NOT_FOUND, "not-published", "Not published")
+            }
+        };
+        Problem::new(status, kind, title, why.to_string())
+    }
+
     /// A problem with the given status, type slug, title and detail.
     pub fn new(status: StatusCode, slug: &str, title: &'static str, detail: impl Into<String>) -> Problem {
         Problem {

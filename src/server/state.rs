@@ -86,8 +86,6 @@ pub struct AppState {
     /// Set while the upgrade-picture gauges are being computed, so scrapes never pile up
     /// lookups behind a slow cluster.
     pub usage_refreshing: Arc<std::sync::atomic::AtomicBool>,
-    /// What `/api/v0/compare` judges by, as `covenant diff` does (the contract door).
-    pub policy: Arc<crate::contract::Policy>,
 }
 
 /// The cluster view as the server uses it: every lookup timed into
@@ -173,7 +171,6 @@ impl AppState {
             buffered: Arc::new(tokio::sync::Semaphore::new(config.buffered_bytes)),
             failure_policy: config.failure_policy,
             kinds: Arc::new((config.construct_kinds.clone(), config.consumer_kinds.clone())),
-            policy: Arc::new(crate::contract::Policy::of(config)),
             usage_refreshing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }

@@ -7,8 +7,6 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -152,38 +150,12 @@ fn the_walk_is_paced_to_the_rate_and_stops_between_pages() {
 #[test]
 fn the_binary_serves_the_audit_summary_on_the_read_api() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_covenant"))
-        .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
-        .args(["--api-listen", "127.0.0.1:0"])
-        .arg("--dev-cert-dir")
-        .arg(dir.path())
-        .arg("--context")
-        .arg(samples_dir())
-        .args(["--audit-interval", "1h", "--audit-rate", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Read the admin and read API addresses from what --dev prints, and keep draining the
-    // rest, so the server never writes into a closed pipe.
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            for (which, prefix) in [("admin", "admin    http://"), ("api", "api      http://")] {
-                if let Some(rest) = line.trim().strip_prefix(prefix) {
-                    let _ = tx.send((which, rest.split('/').next().unwrap_or_default().to_string()));
-                }
-            }
-        }
-    });
-    let (mut admin, mut api) = (String::new(), String::new());
-    while admin.is_empty() || api.is_empty() {
-        match rx.recv_timeout(Duration::from_secs(30)).expect("no admin or api address printed") {
-            ("admin", a) => admin = a,
-            (_, a) => api = a,
-        }
-    }
+    let samples = samples_dir();
+    let dev = crate::common::dev::DevServer::start(
+        dir.path(),
+        &["--context", samples.to_str().unwrap(), "--audit-interval", "1h", "--audit-rate", "0"],
+    );
+    let (admin, api) = (dev.addr("admin"), dev.addr("api"));
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (summary, metrics) = rt.block_on(async {
         let http = reqwest::Client::new();
@@ -205,8 +177,7 @@ fn the_binary_serves_the_audit_summary_on_the_read_api() {
         assert!(elsewhere.text().await.unwrap().contains("port-forward"));
         (summary, metrics)
     });
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(dev);
     assert_eq!(summary["kind"], "AuditSummary");
     assert_eq!(summary["intervalSeconds"], 3600.0);
     assert_eq!(summary["lastRun"]["findings"], 6);

@@ -17,6 +17,7 @@ mod catalog;
 mod ci_output;
 mod cli;
 mod conformance;
+mod console;
 mod contract;
 mod deploy;
 mod events;

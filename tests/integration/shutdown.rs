@@ -3,10 +3,10 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use common::dev::DevServer;
 use common::{Setup, TestServer};
 use serde_json::Value;
 
@@ -67,66 +67,11 @@ async fn in_flight_requests_finish_and_readiness_drops_during_the_drain() {
     assert!(after.is_err(), "server still accepting after shutdown");
 }
 
-/// What the process wrote after its banner: stdout's lines and stderr's, gathered as they come.
-type Written = std::sync::Arc<std::sync::Mutex<(Vec<String>, Vec<String>)>>;
-
-/// `covenant serve --dev` as a user starts it, with its certificates in `dir` and `extra`
-/// arguments: the process, its webhook address, the `curl` lines its banner prints, and what
-/// it writes after the banner (both streams drained, so a chatty server never blocks).
-fn start_dev_with(
-    dir: &std::path::Path,
-    extra: &[&str],
-) -> (std::process::Child, std::net::SocketAddr, Vec<String>, Written) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_covenant"))
-        .args([
-            "serve",
-            "--dev",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-            "--api-listen",
-            "127.0.0.1:0",
-            "--dev-cert-dir",
-        ])
-        .arg(dir)
-        .args(extra)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let mut webhook = None;
-    let mut curls = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if let Some(rest) = line.trim().strip_prefix("webhook  https://") {
-            webhook = rest.split('/').next().map(str::to_string);
-        }
-        if line.trim().starts_with("curl ") {
-            curls.push(line.clone());
-        }
-        if line.contains("offline, in CI.") {
-            break;
-        }
-    }
-    let written = Written::default();
-    let out = written.clone();
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| out.lock().unwrap().0.push(l)));
-    let err = written.clone();
-    std::thread::spawn(move || {
-        BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| err.lock().unwrap().1.push(l))
-    });
-    let webhook: std::net::SocketAddr = webhook.expect("no webhook address printed").parse().unwrap();
-    (child, webhook, curls, written)
-}
-
-fn start_dev(dir: &std::path::Path) -> (std::process::Child, std::net::SocketAddr, Vec<String>) {
-    let (child, webhook, curls, _) = start_dev_with(dir, &[]);
-    (child, webhook, curls)
+/// `covenant serve --dev` with certificates in `dir`, and its webhook address.
+fn start_dev_with(dir: &std::path::Path, extra: &[&str]) -> (DevServer, std::net::SocketAddr) {
+    let dev = DevServer::start(dir, extra);
+    let webhook = dev.addr("webhook").parse().unwrap();
+    (dev, webhook)
 }
 
 /// SIGTERM to the process, and its exit status within 15 s.
@@ -148,7 +93,7 @@ fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
 #[test]
 fn a_client_resetting_its_connection_mid_answer_never_stops_the_server() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, webhook, _) = start_dev(dir.path());
+    let (mut dev, webhook) = start_dev_with(dir.path(), &[]);
     let ca = std::fs::read(dir.path().join("ca.crt")).unwrap();
     let body = std::fs::read(common::fixtures().join("bench/crd-update-400k.json")).unwrap();
     let mut request = format!(
@@ -185,7 +130,7 @@ fn a_client_resetting_its_connection_mid_answer_never_stops_the_server() {
         }
     });
     std::thread::sleep(Duration::from_millis(300));
-    let status = child.try_wait().unwrap();
+    let status = dev.child.try_wait().unwrap();
     assert!(status.is_none(), "covenant exited after clients reset their connections: {status:?}");
     let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
     let ca = String::from_utf8(ca).unwrap();
@@ -195,14 +140,13 @@ fn a_client_resetting_its_connection_mid_answer_never_stops_the_server() {
         common::post(&c, &url, sample).await.status()
     });
     assert_eq!(answered, 200);
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
 fn the_binary_drains_and_exits_zero_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, webhook, curls) = start_dev(dir.path());
+    let (mut dev, webhook) = start_dev_with(dir.path(), &[]);
+    let curls = dev.curls();
     assert_eq!(curls.len(), 2, "{curls:?}");
     assert!(curls[0].contains("ca.crt") && curls[0].contains("sample-review.json"), "{curls:?}");
     assert!(curls[1].contains("denied-review.json"), "{curls:?}");
@@ -224,7 +168,7 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
     let message = refusal["response"]["status"]["message"].as_str().unwrap();
     assert!(message.contains("CVN-102") && message.contains("replicaz"), "{message}");
 
-    let code = terminate(&mut child);
+    let code = terminate(&mut dev.child);
     assert!(code.success(), "exit status {code}");
 }
 
@@ -235,8 +179,7 @@ fn the_binary_drains_and_exits_zero_on_sigterm() {
 #[test]
 fn the_served_webhook_writes_nothing_but_its_log_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, webhook, _, written) =
-        start_dev_with(dir.path(), &["--log-format", "json", "--log-level", "debug"]);
+    let (mut dev, webhook) = start_dev_with(dir.path(), &["--log-format", "json", "--log-level", "debug"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
     let sample = std::fs::read(dir.path().join("sample-review.json")).unwrap();
@@ -257,10 +200,10 @@ fn the_served_webhook_writes_nothing_but_its_log_lines() {
     });
     // Answers and refusals both: reviews judged, bodies that are not reviews refused.
     assert!(statuses.contains(&200) && statuses.iter().any(|s| *s >= 400), "{statuses:?}");
-    let code = terminate(&mut child);
+    let code = terminate(&mut dev.child);
     assert!(code.success(), "exit status {code}");
     std::thread::sleep(Duration::from_millis(200));
-    let (stdout, stderr) = written.lock().unwrap().clone();
+    let (stdout, stderr) = dev.written.lock().unwrap().clone();
     assert!(stdout.iter().all(|l| l.trim().is_empty()), "stdout after the banner: {stdout:#?}");
     assert!(!stderr.is_empty(), "no log lines at debug level");
     for line in &stderr {

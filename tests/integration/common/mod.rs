@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 pub mod apiserver;
+pub mod dev;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
