@@ -17,7 +17,18 @@
 //! default. `--inline-streams` gives them covenant's HTTP/2 transport (both), to see how much
 //! of a difference is the transport and how much the work.
 //!
-//! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN] [--only TEXT] [--inline-streams]`
+//! `--apiserver` runs the scenarios as the kube-apiserver sends them instead: one HTTP/2
+//! connection carrying concurrent streams (Go's client multiplexes every call to a webhook
+//! over one connection), the bare server and the floor on covenant's transport, and covenant
+//! watching a stand-in API server (the integration tests', over plain HTTP on loopback) that
+//! holds a platform at a realistic size — 200 constructs at 5 versions each and 5,000
+//! Components — so each review's lookups go through a populated live view. It prints
+//! p50/p99/p99.9 beside CPU per request.
+//!
+//! `--reverse` runs the scenarios last to first, and `--again` runs the first scenario once
+//! more after the rest: whether a ratio depends on what the process served before.
+//!
+//! `loadbench [--rounds N] [--seconds S] [--covenant BIN] [--bare BIN] [--only TEXT] [--inline-streams] [--apiserver] [--reverse] [--again]`
 //! Every request goes to 127.0.0.1; every loop is bounded in time; every server is killed
 //! by PID at the end.
 
@@ -33,6 +44,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::ServerName;
 
+#[allow(dead_code)]
+#[path = "../tests/integration/common/apiserver.rs"]
+mod apiserver;
+#[allow(dead_code)]
+#[path = "../benches/support/platform.rs"]
+mod platform;
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
@@ -47,7 +65,7 @@ struct Server {
     addr: SocketAddr,
 }
 
-fn spawn(name: &'static str, pinned: bool, bin: &Path, args: &[String]) -> Child {
+fn spawn(name: &'static str, pinned: bool, bin: &Path, args: &[String], env: &[(&str, String)]) -> Child {
     let mut cmd = if pinned {
         let mut c = Command::new("taskset");
         c.arg("-c").arg("1").arg(bin);
@@ -58,7 +76,7 @@ fn spawn(name: &'static str, pinned: bool, bin: &Path, args: &[String]) -> Child
     // The server's log goes to a file beside the binaries, to read when a round fails.
     let log = std::env::temp_dir().join(format!("loadbench-{name}.log"));
     let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
-    cmd.args(args).stdout(Stdio::null()).stderr(stderr);
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v))).stdout(Stdio::null()).stderr(stderr);
     cmd.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", bin.display()))
 }
 
@@ -295,6 +313,58 @@ fn launcher_application(n: usize) -> Bytes {
     review("launcher.gokure.dev", "v1alpha1", "Application", "applications", app)
 }
 
+/// The platform the stand-in API server holds for `--apiserver`: 200 constructs at 5 versions
+/// each and 5,000 Components pinning them, as the resources covenant watches.
+fn populated_platform() -> apiserver::Fake {
+    let mut fake = apiserver::Fake::default();
+    for (kind, namespaced) in
+        [("ClusterComponentType", false), ("Component", true), ("ComponentRelease", true), ("Workload", true)]
+    {
+        fake.resources.push((
+            "openchoreo.dev".into(),
+            format!("{}s", kind.to_lowercase()),
+            kind.into(),
+            namespaced,
+        ));
+    }
+    fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), platform::constructs(200));
+    fake.objects.insert(("openchoreo.dev".into(), "components".into()), platform::components(5_000, 200));
+    fake
+}
+
+/// A new Component of the populated platform: a pin resolved among 5 versions, parameters
+/// validated.
+fn platform_component() -> Bytes {
+    let mut component = platform::component(5_123, 200);
+    component["metadata"].as_object_mut().unwrap().retain(|k, _| k == "name" || k == "namespace");
+    review("openchoreo.dev", "v1alpha1", "Component", "components", component)
+}
+
+/// A Workload whose image names a release (CVN-407 is satisfied).
+fn workload() -> Bytes {
+    let workload = serde_json::json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Workload",
+        "metadata": {"name": "app-5123-workload", "namespace": "team-23"},
+        "spec": {"owner": {"projectName": "team-23", "componentName": "app-5123"},
+            "endpoints": {"http": {"type": "HTTP", "port": 8080, "visibility": ["external"]}},
+            "container": {"image": "registry.example.com/team-23/app:1.4.2", "args": ["--port", "8080"]}}});
+    review("openchoreo.dev", "v1alpha1", "Workload", "workloads", workload)
+}
+
+/// Whether the admin listener at `addr` answers /readyz with 200.
+fn ready(addr: SocketAddr) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
+    if tcp.write_all(b"GET /readyz HTTP/1.0\r\nhost: localhost\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = tcp.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
@@ -317,19 +387,37 @@ fn main() {
     let (cert, key) = (w.cert.display().to_string(), w.key.display().to_string());
 
     let (cp, ap, bp, fp) = (free_port(), free_port(), free_port(), free_port());
-    // The published constructs a concerned Component's pin resolves against (offline view).
+    // The published constructs a concerned Component's pin resolves against: an offline view
+    // of the fixtures, or (--apiserver) a live view of a stand-in API server at a realistic size.
     let context = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/openchoreo/published")
         .display()
         .to_string();
+    let as_apiserver = args.iter().any(|a| a == "--apiserver");
+    let stand_in = as_apiserver.then(|| apiserver::FakeServer::start(populated_platform()));
+    let (state, covenant_env) = match &stand_in {
+        Some(server) => {
+            let kubeconfig = dir.path().join("kubeconfig");
+            std::fs::write(
+                &kubeconfig,
+                format!(
+                    "apiVersion: v1\nkind: Config\nclusters: [{{name: stand-in, cluster: {{server: \"http://{}\"}}}}]\n\
+                     users: [{{name: bench, user: {{}}}}]\ncontexts: [{{name: bench, context: {{cluster: stand-in, user: bench}}}}]\n\
+                     current-context: bench\n",
+                    server.addr
+                ),
+            )
+            .unwrap();
+            (vec!["--no-events".to_string()], vec![("KUBECONFIG", kubeconfig.display().to_string())])
+        }
+        None => (vec!["--context".to_string(), context.clone()], Vec::new()),
+    };
     let covenant_args: Vec<String> = [
         "serve",
         "--tls-cert",
         &cert,
         "--tls-key",
         &key,
-        "--context",
-        &context,
         "--threads",
         "1",
         "--log-level",
@@ -343,9 +431,11 @@ fn main() {
     ]
     .iter()
     .map(|s| s.to_string())
+    .chain(state)
     .collect();
-    // The bare server on a port; the floor is the same binary with `--floor`.
-    let inline_streams = args.iter().any(|a| a == "--inline-streams");
+    // The bare server on a port; the floor is the same binary with `--floor`. As the API
+    // server sends them, all three share covenant's HTTP/2 transport, so only the work differs.
+    let inline_streams = as_apiserver || args.iter().any(|a| a == "--inline-streams");
     let bare_on = |port: u16| -> Vec<String> {
         ["--cert", &cert, "--key", &key, "--threads", "1", "--listen", &format!("127.0.0.1:{port}")]
             .iter()
@@ -358,17 +448,17 @@ fn main() {
     let mut servers = vec![
         Server {
             name: "bare",
-            child: spawn("bare", pinned, &bare_bin, &bare_args),
+            child: spawn("bare", pinned, &bare_bin, &bare_args, &[]),
             addr: ([127, 0, 0, 1], bp).into(),
         },
         Server {
             name: "covenant",
-            child: spawn("covenant", pinned, &covenant_bin, &covenant_args),
+            child: spawn("covenant", pinned, &covenant_bin, &covenant_args, &covenant_env),
             addr: ([127, 0, 0, 1], cp).into(),
         },
         Server {
             name: "floor",
-            child: spawn("floor", pinned, &bare_bin, &floor_args),
+            child: spawn("floor", pinned, &bare_bin, &floor_args, &[]),
             addr: ([127, 0, 0, 1], fp).into(),
         },
     ];
@@ -379,11 +469,35 @@ fn main() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    // covenant serves once its caches are listed: /readyz says so.
+    let until = Instant::now() + Duration::from_secs(120);
+    while !ready(([127, 0, 0, 1], ap).into()) {
+        assert!(Instant::now() < until, "covenant did not become ready (its caches never synced?)");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench");
     let small = Bytes::from(std::fs::read(fixtures.join("deployment-create-4k.json")).unwrap());
     let large = Bytes::from(std::fs::read(fixtures.join("crd-update-400k.json")).unwrap());
     let (component, application) = (concerned_component(), launcher_application(20));
+    let as_sent = [
+        (
+            "Component CREATE (pin and parameters; live view of 1,000 constructs and 5,000 Components), HTTP/2, 1 conn x 8 streams",
+            platform_component(),
+            Proto::H2 { conns: 1, streams: 8 },
+        ),
+        (
+            "Component CREATE (live view), HTTP/2, one request at a time",
+            platform_component(),
+            Proto::H2 { conns: 1, streams: 1 },
+        ),
+        ("Workload CREATE (live view), HTTP/2, 1 conn x 8 streams", workload(), Proto::H2 { conns: 1, streams: 8 }),
+        (
+            "4 KB Deployment CREATE (no rule concerns it), HTTP/2, 1 conn x 8 streams",
+            small.clone(),
+            Proto::H2 { conns: 1, streams: 8 },
+        ),
+    ];
     let scenarios = [
         ("4 KB Deployment CREATE, HTTP/1.1, 16 conns", small.clone(), Proto::H1 { conns: 16 }),
         (
@@ -432,10 +546,21 @@ fn main() {
     );
     // `--only TEXT` runs the scenarios whose title contains it.
     let only = arg(&args, "--only");
-    for (title, body, proto) in scenarios {
-        if only.as_ref().is_some_and(|o| !title.contains(o.as_str())) {
-            continue;
+    let mut scenarios: Vec<(String, Bytes, Proto)> =
+        if as_apiserver { as_sent.to_vec() } else { scenarios.to_vec() }
+            .into_iter()
+            .filter(|(title, _, _)| only.as_ref().is_none_or(|o| title.contains(o.as_str())))
+            .map(|(title, body, proto)| (title.to_string(), body, proto))
+            .collect();
+    if args.iter().any(|a| a == "--reverse") {
+        scenarios.reverse();
+    }
+    if args.iter().any(|a| a == "--again") {
+        if let Some((title, body, proto)) = scenarios.first().cloned() {
+            scenarios.push((format!("{title} (again, after the rest)"), body, proto));
         }
+    }
+    for (title, body, proto) in scenarios {
         let mut per: Vec<Vec<Round>> = vec![Vec::new(); servers.len()];
         for r in 0..rounds {
             // Rotate which server goes first, so slow drift cancels.
@@ -461,18 +586,19 @@ fn main() {
         }
         println!("\n{title}");
         println!(
-            "  {:<9} {:>10} {:>10} {:>10} {:>14} {:>7}",
-            "server", "req/s", "p50", "p99", "CPU µs/req", "errors"
+            "  {:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>7}",
+            "server", "req/s", "p50", "p99", "p99.9", "CPU µs/req", "errors"
         );
         for (i, s) in servers.iter().enumerate() {
             let rps = median(per[i].iter().map(|r| r.requests as f64 / r.wall).collect());
             let cpu = median(per[i].iter().map(|r| r.cpu * 1e6 / r.requests.max(1) as f64).collect());
             let mut lat: Vec<Duration> = per[i].iter().flat_map(|r| r.latencies.iter().copied()).collect();
-            let (p50, p99) = (percentile(&mut lat, 0.5), percentile(&mut lat, 0.99));
+            let (p50, p99, p999) =
+                (percentile(&mut lat, 0.5), percentile(&mut lat, 0.99), percentile(&mut lat, 0.999));
             let errors: u64 = per[i].iter().map(|r| r.errors).sum();
             println!(
-                "  {:<9} {:>10.0} {:>10.2?} {:>10.2?} {:>14.1} {:>7}",
-                s.name, rps, p50, p99, cpu, errors
+                "  {:<9} {:>10.0} {:>10.2?} {:>10.2?} {:>10.2?} {:>14.1} {:>7}",
+                s.name, rps, p50, p99, p999, cpu, errors
             );
         }
         let ratios = |f: &dyn Fn(&Round) -> f64| -> Vec<f64> {
@@ -480,6 +606,19 @@ fn main() {
         };
         let per_request = |r: &Round| r.cpu / r.requests.max(1) as f64;
         let cpu_ratios = ratios(&per_request);
+        // Latency ratios of the whole run's percentiles, and of each round's.
+        let mean = |r: &Round| {
+            r.latencies.iter().map(Duration::as_secs_f64).sum::<f64>() / r.latencies.len().max(1) as f64
+        };
+        let p99_of = |r: &Round| percentile(&mut r.latencies.clone(), 0.99).as_secs_f64();
+        let (mean_ratios, p99_ratios) = (ratios(&mean), ratios(&p99_of));
+        println!(
+            "  covenant / bare: mean latency {:.2}x (rounds {}), p99 {:.2}x (rounds {})",
+            median(mean_ratios.clone()),
+            spread(&mean_ratios),
+            median(p99_ratios.clone()),
+            spread(&p99_ratios)
+        );
         let rps_ratio = median(ratios(&|r| r.requests as f64 / r.wall));
         println!(
             "  covenant / bare: CPU per request {:.2}x (rounds {}), req/s {rps_ratio:.2}x (medians of per-round ratios)",

@@ -58,6 +58,60 @@ pub enum Error {
     },
 }
 
+/// A way to find objects by a key computed from each (client-go's indexers): the logical
+/// name a construct publishes under, the name of an object. A view that holds a kind keeps
+/// the kind's index and rebuilds it only when the kind changes, so a lookup costs what it
+/// finds, not what the kind holds.
+#[derive(Clone, Copy)]
+pub struct Index {
+    /// Unique among indexes: what a view keeps the index under.
+    pub name: &'static str,
+    /// The keys an object is filed under (none: it is not found through this index).
+    pub keys: fn(&Value) -> Vec<String>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Index").field(&self.name).finish()
+    }
+}
+
+/// An index built: the objects under each key.
+pub type Filed = std::collections::HashMap<String, Vec<Arc<Value>>>;
+
+impl Index {
+    /// The index of `objects`.
+    pub fn build<'a>(&self, objects: impl IntoIterator<Item = &'a Arc<Value>>) -> Filed {
+        let mut filed = Filed::new();
+        for o in objects {
+            for key in (self.keys)(o) {
+                filed.entry(key).or_default().push(o.clone());
+            }
+        }
+        filed
+    }
+
+    /// Whether `index` files `object` under `key`.
+    pub fn files(&self, object: &Value, key: &str) -> bool {
+        (self.keys)(object).iter().any(|k| k == key)
+    }
+}
+
+/// The objects filed under `key`, in `namespace` or all.
+fn filed_under(filed: &Filed, key: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
+    filed
+        .get(key)
+        .into_iter()
+        .flatten()
+        .filter(|o| namespace.is_none() || o.at("/metadata/namespace").and_then(Value::as_str) == namespace)
+        .cloned()
+        .collect()
+}
+
+/// Objects by name: `namespace/name`, or `/name` for a cluster-scoped object (the key
+/// `object_key` gives).
+pub const BY_NAME: Index = Index { name: "name", keys: |o| vec![object_key_of(o)] };
+
 /// Read access to the objects of a cluster.
 pub trait ClusterView: Send + Sync {
     /// The objects of one group and kind, in one namespace or all.
@@ -68,6 +122,23 @@ pub trait ClusterView: Send + Sync {
         namespace: Option<&str>,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error>;
+
+    /// The objects of one group and kind, in one namespace or all, that `index` files under
+    /// `key`. A view that holds the kind answers from the kind's index; the default filters
+    /// `list`.
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let mut objects = self.list(group, kind, namespace, budget)?;
+        objects.retain(|o| index.files(o, key));
+        Ok(objects)
+    }
 
     /// Whether the view has what it needs to answer (caches listed); readiness waits on it.
     fn synced(&self) -> bool {
@@ -142,6 +213,10 @@ pub fn slice<T>(
 /// The (namespace, name) key objects are paged by: `namespace/name`, or `/name` for a
 /// cluster-scoped object, so every cluster-scoped object sorts first.
 pub fn object_key(o: &Arc<Value>) -> String {
+    object_key_of(o)
+}
+
+fn object_key_of(o: &Value) -> String {
     let s = |p: &str| o.at(p).and_then(Value::as_str).unwrap_or_default();
     format!("{}/{}", s("/metadata/namespace"), s("/metadata/name"))
 }
@@ -175,7 +250,13 @@ pub struct OfflineCluster {
     /// The objects by API group and kind, in the order they were read: a lookup reads only
     /// its kind's objects, however many the context holds.
     by_kind: BTreeMap<String, BTreeMap<String, Vec<Arc<Value>>>>,
+    /// The indexes asked for, by (group, kind, index), built at first use (the objects never
+    /// change).
+    indexes: Arc<std::sync::Mutex<OfflineIndexes>>,
 }
+
+/// The offline view's indexes by (group, kind, index name).
+type OfflineIndexes = BTreeMap<(String, String, &'static str), Arc<Filed>>;
 
 /// Files that could not be read into an offline cluster.
 #[derive(Debug, thiserror::Error)]
@@ -200,7 +281,7 @@ impl OfflineCluster {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
             by_kind.entry(group.to_string()).or_default().entry(kind.to_string()).or_default().push(o);
         }
-        OfflineCluster { by_kind }
+        OfflineCluster { by_kind, indexes: Arc::default() }
     }
 
     /// Every object of the YAML or JSON documents under `dir` (recursively). A list
@@ -312,6 +393,31 @@ impl ClusterView for OfflineCluster {
         Ok(of_kind.iter().filter(|o| in_namespace(o)).cloned().collect())
     }
 
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        if budget == Some(Duration::ZERO) {
+            return Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO });
+        }
+        let Some(of_kind) = self.by_kind.get(group).and_then(|kinds| kinds.get(kind)) else {
+            return Ok(Vec::new());
+        };
+        let filed = {
+            let mut indexes = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+            indexes
+                .entry((group.to_string(), kind.to_string(), index.name))
+                .or_insert_with(|| Arc::new(index.build(of_kind)))
+                .clone()
+        };
+        Ok(filed_under(&filed, key, namespace))
+    }
+
     fn cache_sizes(&self) -> Vec<(String, usize)> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for (group, kinds) in &self.by_kind {
@@ -384,12 +490,85 @@ impl ClusterView for TreeCluster {
         }
         Ok(out)
     }
+
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let held = self.tree.by_kind.get(group).is_some_and(|kinds| kinds.contains_key(kind));
+        if !held {
+            return self.under.lookup(group, kind, namespace, index, key, budget);
+        }
+        let mut out = self.tree.lookup(group, kind, namespace, index, key, budget)?;
+        match self.under.lookup(group, kind, namespace, index, key, budget) {
+            Ok(more) => {
+                // Every object the tree holds wins over the view's, whatever key it is under
+                // now (a construct renamed in the tree is found under its new name only).
+                let ours: std::collections::HashSet<String> =
+                    self.tree.list(group, kind, namespace, budget)?.iter().map(object_key).collect();
+                out.extend(more.into_iter().filter(|o| !ours.contains(&object_key(o))));
+            }
+            Err(Error::Offline { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An index finds what a filtered list finds, in a namespace or all; the tree's copy of
+    /// an object wins over the view's even when it is filed under another key now.
+    #[test]
+    fn lookups_through_an_index_find_what_a_filtered_list_finds() {
+        const BY_TEAM: Index = Index {
+            name: "team",
+            keys: |o| {
+                o.at("/metadata/labels/team")
+                    .and_then(Value::as_str)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            },
+        };
+        let deployment = |ns: &str, name: &str, team: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"namespace": ns, "name": name, "labels": {"team": team}}})
+        };
+        let view = OfflineCluster::from_objects([
+            deployment("a", "web", "red"),
+            deployment("b", "web", "red"),
+            deployment("a", "db", "blue"),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "a", "name": "bare"}}),
+        ]);
+        let names = |found: Vec<Arc<Value>>| -> Vec<String> { found.iter().map(object_key).collect() };
+        let lookup = |v: &dyn ClusterView, ns, index, key| {
+            names(v.lookup("apps", "Deployment", ns, index, key, None).unwrap())
+        };
+        for (ns, key) in [(None, "red"), (Some("a"), "red"), (None, "blue"), (None, "green")] {
+            let mut filtered = view.list("apps", "Deployment", ns, None).unwrap();
+            filtered.retain(|o| BY_TEAM.files(o, key));
+            assert_eq!(lookup(&view, ns, &BY_TEAM, key), names(filtered), "{ns:?} {key}");
+        }
+        assert_eq!(lookup(&view, None, &BY_NAME, "b/web"), ["b/web"]);
+        assert!(lookup(&view, None, &BY_TEAM, "").is_empty(), "an object without a key is under none");
+        assert!(matches!(
+            view.lookup("apps", "Deployment", None, &BY_TEAM, "red", Some(Duration::ZERO)),
+            Err(Error::Timeout { .. })
+        ));
+        // The checked tree moves a/web to the blue team: found there, no longer under red.
+        let tree = TreeCluster::over(vec![deployment("a", "web", "blue")], Arc::new(view.clone()));
+        assert_eq!(lookup(&tree, None, &BY_TEAM, "red"), ["b/web"]);
+        assert_eq!(lookup(&tree, None, &BY_TEAM, "blue"), ["a/web", "a/db"]);
+    }
 
     #[test]
     fn offline_cluster_lists_by_group_kind_and_namespace() {

@@ -497,6 +497,19 @@ impl ClusterView for AtOnce<'_> {
         self.inner.list(group, kind, namespace, budget)
     }
 
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &crate::cluster::Index,
+        key: &str,
+        budget: Option<std::time::Duration>,
+    ) -> Result<Vec<std::sync::Arc<serde_json::Value>>, crate::cluster::Error> {
+        self.at_once(group, kind)?;
+        self.inner.lookup(group, kind, namespace, index, key, budget)
+    }
+
     fn page(
         &self,
         group: &str,

@@ -17,7 +17,8 @@ use crate::contract::ContractDiff;
 use crate::engine::Engine;
 use crate::families::construct::GROUP;
 use crate::families::consumer::SupportWindow;
-use crate::families::pins::{published, references, scope};
+use crate::families::labels::BY_LOGICAL_NAME;
+use crate::families::pins::{published, referenced, references, scope, BY_REFERENCE};
 use crate::families::schema_bearing::Outline;
 use crate::pointer::At;
 use crate::rules::Finding;
@@ -101,8 +102,9 @@ pub fn plan(
     let mut stored_bindings: Option<Result<Vec<Value>, String>> = None;
     for r in references(kind, doc) {
         let (pointer, construct_kind, name, pin) = (r.pointer, r.kind, r.logical, r.pin);
+        let scope = scope(&construct_kind, namespace);
         let objects =
-            match cluster.list(GROUP, &construct_kind, scope(&construct_kind, namespace).as_deref(), None) {
+            match cluster.lookup(GROUP, &construct_kind, scope.as_deref(), &BY_LOGICAL_NAME, &name, None) {
                 Ok(o) => o,
                 Err(e) => {
                     out.push(Err(format!("{pointer}: {e}")));
@@ -316,6 +318,27 @@ impl ClusterView for WithRelease<'_> {
         }
         Ok(objects)
     }
+
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &crate::cluster::Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        let mut objects = self.base.lookup(group, kind, namespace, index, key, budget)?;
+        let ns = self.release.at("/metadata/namespace").and_then(Value::as_str);
+        if group == GROUP
+            && kind == "ComponentRelease"
+            && namespace.is_none_or(|n| Some(n) == ns)
+            && index.files(&self.release, key)
+        {
+            objects.push(self.release.clone());
+        }
+        Ok(objects)
+    }
 }
 
 /// The text of a manifest with the `version:` of the reference at `pointer` set to `pin`, every
@@ -363,7 +386,8 @@ pub fn of_construct(
     let scope = namespace.filter(|_| !kind.starts_with("Cluster"));
     let (mut out, mut more) = (Vec::new(), 0);
     for consumer_kind in consumer_kinds {
-        for o in cluster.list(GROUP, consumer_kind, scope, None)? {
+        let key = referenced(kind, name);
+        for o in cluster.lookup(GROUP, consumer_kind, scope, &BY_REFERENCE, &key, None)? {
             let pointers: Vec<String> = references(consumer_kind, &o)
                 .into_iter()
                 .filter(|r| r.kind == kind && r.logical == name)

@@ -9,7 +9,7 @@
 //! or not, without blocking that runtime's scheduler on a nested `block_on`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher;
 use serde_json::Value;
 
-use super::{slice, ClusterView, Error, Page};
+use super::{filed_under, slice, ClusterView, Error, Filed, Index, Page};
 
 /// One watched kind's cache, and the health of the watch that fills it.
 struct Cache {
@@ -30,7 +30,15 @@ struct Cache {
     health: Arc<Health>,
     /// The store's objects as the rules read them, converted once per object version.
     values: Arc<Mutex<Converted>>,
+    /// Counts the store's changes (each applied watch event, each relist), so an index knows
+    /// it is current without a pass over the store.
+    generation: Arc<AtomicU64>,
+    /// The indexes asked for, each with the generation it was built at.
+    indexes: Arc<Mutex<Indexes>>,
 }
+
+/// A kind's indexes by name, each with the store generation it was built at.
+type Indexes = HashMap<&'static str, (u64, Arc<Filed>)>;
 
 /// Each cached object's JSON value, kept beside the store: converting every object of a kind
 /// on every lookup made each review's cost grow with the cluster's objects. An object is
@@ -246,10 +254,15 @@ impl LiveCluster {
             .collect()
     }
 
-    /// What the store of a watched kind holds now, and the resource it reflects: `None` when
-    /// the kind is not watched (ask the API server), an error before the caches sync, and
-    /// `Ok(None)` when the cluster does not serve the kind.
-    fn snapshot(&self, group: &str, kind: &str) -> Option<Result<Snapshot, Error>> {
+    /// The cache of a watched kind, if it can be answered from: `None` when the kind is not
+    /// watched (ask the API server), an error before the caches sync or while its watch is
+    /// down, and `Ok(None)` when the cluster does not serve the kind.
+    fn cache<T>(
+        &self,
+        group: &str,
+        kind: &str,
+        take: impl FnOnce(&Cache) -> T,
+    ) -> Option<Result<Option<T>, Error>> {
         let key = (group.to_string(), kind.to_string());
         if !self.watched.contains(&key) {
             return None;
@@ -272,8 +285,37 @@ impl LiveCluster {
             };
             return Some(Err(Error::Unavailable { resource: format!("{kind}.{group}"), reason }));
         }
-        let state = c.store.read().unwrap_or_else(|e| e.into_inner()).state();
-        Some(Ok(Some((state, c.resource.clone(), c.values.clone()))))
+        Some(Ok(Some(take(c))))
+    }
+
+    /// What the store of a watched kind holds now, and the resource it reflects (as `cache`
+    /// says when there is none).
+    fn snapshot(&self, group: &str, kind: &str) -> Option<Result<Snapshot, Error>> {
+        self.cache(group, kind, |c| {
+            let state = c.store.read().unwrap_or_else(|e| e.into_inner()).state();
+            (state, c.resource.clone(), c.values.clone())
+        })
+    }
+
+    /// A watched kind's index as of the store's last change: kept, or built once after a
+    /// change (one pass over the store, each object converted once per version).
+    fn indexed(&self, group: &str, kind: &str, index: &Index) -> Option<Result<Option<Arc<Filed>>, Error>> {
+        self.cache(group, kind, |c| {
+            let mut indexes = c.indexes.lock().unwrap_or_else(|e| e.into_inner());
+            // Read before the store: a change after this is seen by the next lookup.
+            let generation = c.generation.load(Ordering::Acquire);
+            if let Some((built, filed)) = indexes.get(index.name) {
+                if *built == generation {
+                    return filed.clone();
+                }
+            }
+            let state = c.store.read().unwrap_or_else(|e| e.into_inner()).state();
+            let values =
+                c.values.lock().unwrap_or_else(|e| e.into_inner()).values(&state, &c.resource, |_| true);
+            let filed = Arc::new(index.build(&values));
+            indexes.insert(index.name, (generation, filed.clone()));
+            filed
+        })
     }
 
     /// Run `fut` on the view's runtime and wait for it at most `budget`.
@@ -351,12 +393,21 @@ async fn start(
                 tracing::info!(resource = %format!("{}.{}", resource.plural, resource.group), "a watched kind is now served; watching it");
             }
             let health = Arc::new(Health::default());
-            let store = reflect(client.clone(), resource.clone(), health.clone(), watch_timeout);
+            let generation = Arc::new(AtomicU64::new(0));
+            let store =
+                reflect(client.clone(), resource.clone(), health.clone(), generation.clone(), watch_timeout);
             healths.push(health.clone());
-            caches
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key, Cache { store, resource, health, values: Arc::default() });
+            caches.write().unwrap_or_else(|e| e.into_inner()).insert(
+                key,
+                Cache {
+                    store,
+                    resource,
+                    health,
+                    values: Arc::default(),
+                    generation,
+                    indexes: Arc::default(),
+                },
+            );
         }
         if first {
             while !healths.iter().all(|h| h.up.load(Ordering::SeqCst)) {
@@ -394,6 +445,7 @@ fn reflect(
     client: kube::Client,
     resource: ApiResource,
     health: Arc<Health>,
+    generation: Arc<AtomicU64>,
     watch_timeout: u32,
 ) -> Arc<RwLock<Store<DynamicObject>>> {
     let api: Api<DynamicObject> = Api::all_with(client, &resource);
@@ -408,6 +460,7 @@ fn reflect(
             let w = writer.take().unwrap_or_else(|| {
                 let w = reflector::store::Writer::new(resource.clone());
                 *slot.write().unwrap_or_else(|e| e.into_inner()) = w.as_reader();
+                generation.fetch_add(1, Ordering::Release);
                 w
             });
             // Bookmarks are on (kube's default), so a quiet kind's resume point stays fresh.
@@ -422,6 +475,8 @@ fn reflect(
                     // after that keeps it whole.
                     Ok(watcher::Event::InitDone | watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
                         use kube::runtime::utils::Backoff;
+                        // The reflector applied the event to the store before handing it on.
+                        generation.fetch_add(1, Ordering::Release);
                         retry.reset();
                         health.event()
                     }
@@ -554,6 +609,27 @@ impl ClusterView for LiveCluster {
             self.page_size,
         );
         self.within(&format!("{kind}.{group}"), budget, fut)
+    }
+
+    /// A watched kind is answered from its index, rebuilt only after the kind changed; any
+    /// other kind is listed from the API server and filtered.
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<Value>>, Error> {
+        match self.indexed(group, kind, index) {
+            Some(filed) => Ok(filed?.map(|filed| filed_under(&filed, key, namespace)).unwrap_or_default()),
+            None => {
+                let mut objects = self.list(group, kind, namespace, budget)?;
+                objects.retain(|o| index.files(o, key));
+                Ok(objects)
+            }
+        }
     }
 
     /// A cached kind pages through one snapshot of its store, converting only the page; any

@@ -912,9 +912,10 @@ pub fn rendered_edits(doc: &Value, labels: (&str, &str), cx: &Context<'_>) -> Re
     }
     let Some(release) = label(doc, labels.0) else { return Ok(Vec::new()) };
     let namespace = label(doc, labels.1).or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str));
+    let key = format!("{}/{release}", namespace.unwrap_or_default());
     let releases = cx
         .cluster
-        .list(GROUP, "ComponentRelease", namespace, cx.budget)
+        .lookup(GROUP, "ComponentRelease", namespace, &crate::cluster::BY_NAME, &key, cx.budget)
         .map_err(|e| format!("the release {release} that rendered it cannot be looked up: {e}"))?;
     let found = releases
         .iter()
@@ -1074,13 +1075,14 @@ fn siblings(
     let namespace =
         subject.namespace.as_deref().or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str));
     let budget = cx.budget;
-    let others = match cx.cluster.list(GROUP, kind, namespace, budget) {
-        Ok(o) => o,
-        Err(e) => {
-            cx.lookup_failed("CVN-404", &e);
-            return;
-        }
-    };
+    let others =
+        match cx.cluster.lookup(GROUP, kind, namespace, &super::labels::BY_LOGICAL_NAME, logical, budget) {
+            Ok(o) => o,
+            Err(e) => {
+                cx.lookup_failed("CVN-404", &e);
+                return;
+            }
+        };
     let same: Vec<_> = others
         .iter()
         .filter(|o| label(o, NAME_LABEL) == Some(logical))
@@ -1247,7 +1249,7 @@ pub fn published_at(
         if namespace.is_some() && scope.is_none() {
             continue;
         }
-        for o in cluster.list(GROUP, k, scope, None)? {
+        for o in cluster.lookup(GROUP, k, scope, &super::labels::BY_LOGICAL_NAME, name, None)? {
             if logical_name(&o) != name {
                 continue;
             }

@@ -212,7 +212,15 @@ fn pin(
         }
     };
     let budget = cx.budget;
-    let objects = match cx.cluster.list(GROUP, &r.kind, scope(&r.kind, namespace).as_deref(), budget) {
+    let scope = scope(&r.kind, namespace);
+    let objects = match cx.cluster.lookup(
+        GROUP,
+        &r.kind,
+        scope.as_deref(),
+        &super::labels::BY_LOGICAL_NAME,
+        &r.logical,
+        budget,
+    ) {
         Ok(o) => o,
         Err(e) => {
             // Offline: nothing to resolve against. A cluster view that cannot answer now
@@ -483,13 +491,16 @@ fn warn_unchecked(
 fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
     let Some(release_name) = doc.at("/spec/releaseName").and_then(Value::as_str) else { return };
     let budget = cx.budget;
-    let releases = match cx.cluster.list(GROUP, "ComponentRelease", namespace, budget) {
-        Ok(releases) => releases,
-        Err(e) => {
-            cx.lookup_failed("CVN-107", &e);
-            return;
-        }
-    };
+    let key = format!("{}/{release_name}", namespace.unwrap_or_default());
+    let releases =
+        match cx.cluster.lookup(GROUP, "ComponentRelease", namespace, &crate::cluster::BY_NAME, &key, budget)
+        {
+            Ok(releases) => releases,
+            Err(e) => {
+                cx.lookup_failed("CVN-107", &e);
+                return;
+            }
+        };
     let Some(release) =
         releases.iter().find(|r| r.at("/metadata/name").and_then(Value::as_str) == Some(release_name))
     else {
@@ -573,8 +584,17 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         };
         // The other published versions of the trait, to name the one that removed a key.
         let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Trait");
-        let others =
-            cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget).unwrap_or_default();
+        let others = cx
+            .cluster
+            .lookup(
+                GROUP,
+                kind,
+                scope(kind, namespace).as_deref(),
+                &super::labels::BY_LOGICAL_NAME,
+                trait_name,
+                budget,
+            )
+            .unwrap_or_default();
         let candidates = published(&others, trait_name);
         let chosen =
             semver::Version::parse(version).ok().map(|v| (v.clone(), format!("{release_name} froze {v}")));

@@ -29,6 +29,11 @@ pub(crate) fn strip_major(name: &str) -> &str {
     }
 }
 
+/// Constructs by the logical name they publish under (`ruby-service` for `ruby-service-v2`):
+/// how a pin finds its candidates without a pass over every construct of the kind.
+pub const BY_LOGICAL_NAME: crate::cluster::Index =
+    crate::cluster::Index { name: "openchoreo.dev/logical-name", keys: |o| vec![logical_name(o)] };
+
 /// A construct's logical name: its name label, else the `openchoreo.dev/name` annotation,
 /// else its object name less `-v<major>`.
 pub fn logical_name(doc: &Value) -> String {

@@ -7,12 +7,29 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::labels::{declared_version, label, logical_name, DEFAULT_LABEL, NAME_LABEL, VERSION_KEY};
+use super::labels::{
+    declared_version, label, logical_name, BY_LOGICAL_NAME, DEFAULT_LABEL, NAME_LABEL, VERSION_KEY,
+};
 use super::Context;
 use crate::openchoreo::GROUP;
 use crate::pointer::At;
 use crate::subject::Subject;
 use crate::versioning::{resolve, Pin, Published};
+
+/// Consumers by the constructs they name (`ClusterComponentType/ruby-service`, the key
+/// `referenced` gives): who uses a construct, without a pass over every consumer.
+pub const BY_REFERENCE: crate::cluster::Index = crate::cluster::Index {
+    name: "openchoreo.dev/references",
+    keys: |o| {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+        references(kind, o).into_iter().map(|r| referenced(&r.kind, &r.logical)).collect()
+    },
+};
+
+/// The key `BY_REFERENCE` files a consumer of construct `kind` `logical` under.
+pub fn referenced(kind: &str, logical: &str) -> String {
+    format!("{kind}/{logical}")
+}
 
 /// One place a consumer names a construct.
 #[derive(Clone, Debug)]
@@ -104,7 +121,9 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
     let object = old.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
     let namespace = subject.namespace.as_deref();
     let budget = cx.budget;
-    let Ok(siblings) = cx.cluster.list(GROUP, kind, scope(kind, namespace).as_deref(), budget) else {
+    let Ok(siblings) =
+        cx.cluster.lookup(GROUP, kind, scope(kind, namespace).as_deref(), &BY_LOGICAL_NAME, &logical, budget)
+    else {
         return;
     };
     let mut candidates = published(&siblings, &logical);
@@ -119,7 +138,10 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
     let list: Vec<Published> = candidates.into_iter().map(|(p, _)| p).collect();
     let mut pinned = Vec::new();
     for consumer_kind in ["Component", "Project", "Resource"] {
-        let Ok(consumers) = cx.cluster.list(GROUP, consumer_kind, None, budget) else { continue };
+        let key = referenced(kind, &logical);
+        let Ok(consumers) = cx.cluster.lookup(GROUP, consumer_kind, None, &BY_REFERENCE, &key, budget) else {
+            continue;
+        };
         for c in consumers.iter() {
             for r in
                 references(consumer_kind, c).into_iter().filter(|r| r.kind == kind && r.logical == logical)

@@ -120,6 +120,21 @@ impl ClusterView for Metered {
         out
     }
 
+    fn lookup(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        index: &crate::cluster::Index,
+        key: &str,
+        budget: Option<Duration>,
+    ) -> Result<Vec<Arc<serde_json::Value>>, crate::cluster::Error> {
+        let started = std::time::Instant::now();
+        let out = self.inner.lookup(group, kind, namespace, index, key, budget);
+        self.observe(group, kind, started);
+        out
+    }
+
     fn page(
         &self,
         group: &str,

@@ -751,7 +751,8 @@ fn the_upgrade_picture_on_the_admin_listener_reads_the_api_server() {
 
 /// A cached kind's objects are converted to values once per version of each object, not on
 /// every lookup: two lookups share each value, a namespace's lookup shares the values of the
-/// whole, and a relist (here after 410 Gone) brings what changed.
+/// whole, and a relist (here after 410 Gone) brings what changed — to lists and to lookups
+/// through an index alike.
 #[test]
 fn cached_objects_are_converted_once_and_follow_the_store() {
     let mut fake = Fake::default();
@@ -791,11 +792,34 @@ fn cached_objects_are_converted_once_and_follow_the_store() {
     assert!(all.iter().any(|v| Arc::ptr_eq(v, &in_a[0])), "the namespace's value is the whole's");
     assert!(Arc::ptr_eq(&list("Component", Some("a"))[0], &in_a[0]));
 
+    // Lookups through an index find what a pass over the kind would.
+    use covenant::cluster::BY_NAME;
+    use covenant::families::labels::BY_LOGICAL_NAME;
+    let by = |kind: &str, ns: Option<&str>, index, key: &str| {
+        view.lookup("openchoreo.dev", kind, ns, index, key, None).unwrap()
+    };
+    assert_eq!(
+        names(&by("ClusterComponentType", None, &BY_LOGICAL_NAME, "ruby-service")),
+        ["ruby-service-v1", "ruby-service-v2"]
+    );
+    assert!(by("ClusterComponentType", None, &BY_LOGICAL_NAME, "ruby").is_empty());
+    assert_eq!(by("Component", None, &BY_NAME, "b/web").len(), 1);
+    assert!(by("Component", Some("a"), &BY_NAME, "b/web").is_empty(), "the namespace narrows a lookup");
+    assert!(
+        Arc::ptr_eq(&by("Component", None, &BY_NAME, "a/web")[0], &in_a[0]),
+        "the index holds the cache's values"
+    );
+
     publish_v3(&server);
     server.expire_watches();
     within(Duration::from_secs(3), "the relisted object", || type_count(&view) == Some(3));
     assert_eq!(
         names(&list("ClusterComponentType", None)),
+        ["ruby-service-v1", "ruby-service-v2", "ruby-service-v3"]
+    );
+    // The index follows the store: rebuilt after it changed.
+    assert_eq!(
+        names(&by("ClusterComponentType", None, &BY_LOGICAL_NAME, "ruby-service")),
         ["ruby-service-v1", "ruby-service-v2", "ruby-service-v3"]
     );
 }

@@ -163,8 +163,7 @@ async fn serve_list(
     if slow {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
-    let f = shared.read().clone();
-    if f.forbidden.contains(&plural) {
+    if shared.read().forbidden.contains(&plural) {
         let message = format!(
             "{plural}.{group} is forbidden: User \"system:serviceaccount:covenant-system:covenant\" cannot list resource \"{plural}\" in API group \"{group}\" at the cluster scope"
         );
@@ -172,27 +171,28 @@ async fn serve_list(
             "message": message, "reason": "Forbidden", "details": {"group": group, "kind": plural}, "code": 403});
         return (axum::http::StatusCode::FORBIDDEN, Json(status)).into_response();
     }
-    let mut items = f.objects.get(&(group.clone(), plural.clone())).cloned().unwrap_or_default();
-    // And what was written through the API (reports, events, leases).
-    items.extend(
-        shared
-            .written
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|((g, _, p, _), _)| *g == group && *p == plural)
-            .map(|(_, v)| v.clone()),
-    );
-    if let Some(ns) = &namespace {
-        items.retain(|o| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns));
-    }
-    // Pages as the client asks for them: `limit` items from the `continue` offset.
+    // Pages as the client asks for them: `limit` items from the `continue` offset, only the
+    // page's objects copied (a cluster of 100,000 objects lists in pages without copying
+    // them all for each).
     let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(usize::MAX);
     let start: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
-    let page: Vec<Value> = items.iter().skip(start).take(limit).cloned().collect();
+    let in_scope = |o: &&Value| {
+        namespace.as_ref().is_none_or(|ns| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+    };
+    let (page, total) = {
+        let fake = shared.read();
+        let written = shared.written.lock().unwrap();
+        let stored = fake.objects.get(&(group.clone(), plural.clone())).into_iter().flatten();
+        // And what was written through the API (reports, events, leases).
+        let through_api =
+            written.iter().filter(|((g, _, p, _), _)| *g == group && *p == plural).map(|(_, v)| v);
+        let items = || stored.clone().chain(through_api.clone()).filter(in_scope);
+        let page: Vec<Value> = items().skip(start).take(limit).cloned().collect();
+        (page, items().count())
+    };
     let next = start + page.len();
     let mut metadata = json!({"resourceVersion": "7"});
-    if next < items.len() {
+    if next < total {
         metadata["continue"] = json!(next.to_string());
     }
     Json(json!({"apiVersion": format!("{group}/v1alpha1"), "kind": "List", "metadata": metadata, "items": page}))
