@@ -21,12 +21,16 @@ lint: ## clippy with warnings denied, and the format check
 fmt: ## format the code
 	$(CARGO) fmt
 
-bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins
-	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning
+bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins; live-view lookups at 1k/10k/100k objects
+	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning --bench lookup
 
 bench-load: ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
 	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
 	taskset -c 0 $(TARGET_DIR)/release/examples/loadbench --rounds 5 --seconds 3
+
+bench-apiserver: ## as the kube-apiserver sends reviews: one HTTP/2 connection, concurrent streams, covenant watching a stand-in API server holding 1,000 constructs and 5,000 Components
+	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
+	taskset -c 0 $(TARGET_DIR)/release/examples/loadbench --apiserver --rounds 5 --seconds 3
 
 bench-instructions: ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
 	$(CARGO) build --release --bin covenant --example bare_webhook
@@ -112,4 +116,4 @@ deploy-render: install-overlay ## print the manifests `make deploy` applies (IMA
 deploy: install-overlay ## apply deploy/ to the current kubectl context with IMAGE=registry/covenant:tag
 	kubectl apply --server-side -k $(INSTALL_DIR)
 
-.PHONY: help run test lint fmt console-test bench bench-load bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy
+.PHONY: help run test lint fmt console-test bench bench-load bench-apiserver bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy

@@ -93,12 +93,28 @@ pub struct AppState {
 struct Metered {
     inner: Arc<dyn ClusterView>,
     duration: prometheus::HistogramVec,
+    /// Each resource's histogram, found once: a lookup costs a fraction of a microsecond, and
+    /// naming the resource and hashing the label at every one cost more than the lookup.
+    histograms: std::sync::RwLock<Vec<(String, String, prometheus::Histogram)>>,
 }
 
 impl Metered {
     fn observe(&self, group: &str, kind: &str, started: std::time::Instant) {
+        let took = started.elapsed().as_secs_f64();
+        let known = self.histograms.read().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, h)) = known.iter().find(|(g, k, _)| g == group && k == kind) {
+            h.observe(took);
+            return;
+        }
+        drop(known);
         let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
-        self.duration.with_label_values(&[resource.as_str()]).observe(started.elapsed().as_secs_f64());
+        let h = self.duration.with_label_values(&[resource.as_str()]);
+        h.observe(took);
+        let mut known = self.histograms.write().unwrap_or_else(|e| e.into_inner());
+        // The kinds are the config's and the CRDs': a handful, but never let it grow unbounded.
+        if known.len() < 256 {
+            known.push((group.to_string(), kind.to_string(), h));
+        }
     }
 }
 
@@ -167,8 +183,11 @@ impl AppState {
     pub fn new(config: &Config, cluster: Arc<dyn ClusterView>) -> prometheus::Result<AppState> {
         let registry = prometheus::Registry::new();
         let metrics = Metrics::register(&registry)?;
-        let cluster: Arc<dyn ClusterView> =
-            Arc::new(Metered { inner: cluster, duration: metrics.lookup_duration.clone() });
+        let cluster: Arc<dyn ClusterView> = Arc::new(Metered {
+            inner: cluster,
+            duration: metrics.lookup_duration.clone(),
+            histograms: Default::default(),
+        });
         Ok(AppState {
             engine: Arc::new(Engine::new(config)),
             cluster,

@@ -244,25 +244,38 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
         let sent = common::review("big", "shop.example.com", "App", doc);
         let body = sent.to_string();
         let workers: Vec<_> = (0..32)
-            .map(|_| {
+            .map(|worker| {
                 let (mut sender, url, body, uid) =
                     (sender.clone(), url.clone(), body.clone(), sent["request"]["uid"].clone());
                 tokio::spawn(async move {
                     let (mut whole, mut cut, mut refused) = (0, 0, 0);
-                    loop {
+                    for request_no in 0.. {
                         let request = http::Request::post(&url)
                             .header("content-type", "application/json")
                             .body(body.clone())
                             .unwrap();
-                        match sender.send_request(request).await {
-                            Ok(resp) => match resp.into_body().collect().await {
-                                Ok(b) => {
-                                    let v: Value = serde_json::from_slice(&b.to_bytes()).unwrap();
-                                    assert_eq!(v["response"]["uid"], uid);
-                                    whole += 1;
+                        // Each wait is bounded, so a hang says where it is: before the answer's
+                        // head, or in its body.
+                        let hung = |at: &str| {
+                            format!("worker {worker}, request {request_no}: no {at} within 10 s ({whole} whole before)")
+                        };
+                        let answered = tokio::time::timeout(Duration::from_secs(10), sender.send_request(request))
+                            .await
+                            .unwrap_or_else(|_| panic!("{}", hung("answer head")));
+                        match answered {
+                            Ok(resp) => {
+                                let read = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+                                    .await
+                                    .unwrap_or_else(|_| panic!("{}", hung("end of the answer body")));
+                                match read {
+                                    Ok(b) => {
+                                        let v: Value = serde_json::from_slice(&b.to_bytes()).unwrap();
+                                        assert_eq!(v["response"]["uid"], uid);
+                                        whole += 1;
+                                    }
+                                    Err(_) => cut += 1,
                                 }
-                                Err(_) => cut += 1,
-                            },
+                            }
                             Err(_) => {
                                 refused += 1;
                                 break;

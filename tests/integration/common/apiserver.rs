@@ -177,7 +177,9 @@ async fn serve_list(
     let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(usize::MAX);
     let start: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
     let in_scope = |o: &&Value| {
-        namespace.as_ref().is_none_or(|ns| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+        namespace
+            .as_ref()
+            .is_none_or(|ns| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
     };
     let (page, total) = {
         let fake = shared.read();
