@@ -9,7 +9,9 @@
 use serde_json::Value;
 
 use crate::config::{Config, Enforcement};
-use crate::families::schema_bearing::{evolve_outlines, Flavor, Outline};
+pub use crate::families::construct::Unpublished;
+pub use crate::families::schema_bearing::Outline;
+use crate::families::schema_bearing::{evolve_outlines, Flavor};
 use crate::pointer::At;
 use crate::pointer::Location;
 use crate::rules::evolution::{is_ga, judge, Judged, Stability};
@@ -136,7 +138,7 @@ fn refused(policy: Stability, version: Option<&str>, j: &Judged) -> bool {
 pub enum Uncompared {
     /// A version (or the name, or the kind) is not published, or the cluster cannot be read.
     #[error(transparent)]
-    Unpublished(#[from] crate::families::construct::Unpublished),
+    Unpublished(#[from] Unpublished),
     /// Both are published, and cannot be diffed.
     #[error("{name} {from} → {to}: {why}")]
     NotComparable {

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::cluster::ClusterView;
 use crate::config::{Config, Exemption};
-use crate::families::launcher::{Inputs, Launcher};
+pub use crate::families::launcher::Inputs;
+use crate::families::launcher::Launcher;
 use crate::families::schema_bearing::{Flavor, SchemaBearing};
 use crate::families::{versioned::Versioned, Context, FamilyTable};
 use crate::pointer::At;

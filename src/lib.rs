@@ -34,5 +34,6 @@ pub mod subject;
 pub mod suggest;
 pub mod telemetry;
 pub mod upgrade;
+pub mod usage;
 pub mod vap;
 pub mod versioning;

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::{load_cluster, load_config, read_documents, read_files, refuse_repeated_keys};
 use crate::engine::Engine;
-use crate::families::launcher::Inputs;
+use crate::engine::Inputs;
 use crate::report::Input;
 
 /// Output formats of `covenant check`.

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::{load_config, parse_documents, refuse_repeated_keys, warn_ambiguous};
 use crate::cluster::OfflineCluster;
-use crate::families::schema_bearing::Outline;
+use crate::contract::Outline;
 use crate::schema::openapi::Keep;
 
 /// Output formats of `covenant diff`.

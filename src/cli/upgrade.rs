@@ -77,8 +77,7 @@ fn context_or_cluster(
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_ref())?;
     let cluster = context_or_cluster(args.context.as_ref(), args.cluster.as_deref(), &config)?;
-    let usage =
-        crate::families::consumer::usage(cluster.as_ref(), &config.construct_kinds, &config.consumer_kinds)?;
+    let usage = crate::usage::usage(cluster.as_ref(), &config.construct_kinds, &config.consumer_kinds)?;
     match args.output {
         RulesOutput::Json => println!("{usage:#}"),
         RulesOutput::Text | RulesOutput::Md => {

@@ -87,7 +87,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
         let (cluster, kinds, metrics) = (state.cluster.clone(), state.kinds.clone(), state.metrics.clone());
         let refreshing = state.usage_refreshing.clone();
         let refresh = tokio::task::spawn_blocking(move || {
-            if let Ok(usage) = crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1) {
+            if let Ok(usage) = crate::usage::usage(cluster.as_ref(), &kinds.0, &kinds.1) {
                 metrics.set_usage(&usage);
             }
             refreshing.store(false, Ordering::Release);
@@ -145,9 +145,7 @@ async fn status(State(state): State<AppState>, query: axum::extract::Query<Page>
         .into_response();
     }
     let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
-    let usage =
-        off_worker("status", move || crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1))
-            .await;
+    let usage = off_worker("status", move || crate::usage::usage(cluster.as_ref(), &kinds.0, &kinds.1)).await;
     match usage {
         Ok(Ok(mut usage)) => {
             let all = usage["constructs"].as_array().cloned().unwrap_or_default();
@@ -257,7 +255,7 @@ async fn upgrade(State(state): State<AppState>, query: axum::extract::Query<Upgr
     let (cluster, engine) = (state.cluster.clone(), state.engine.clone());
     let answer = off_worker("upgrade", move || {
         let objects = cluster
-            .list(crate::families::construct::GROUP, &q.kind, q.namespace.as_deref(), None)
+            .list(crate::openchoreo::GROUP, &q.kind, q.namespace.as_deref(), None)
             .map_err(|e| e.to_string())?;
         let consumer = objects
             .iter()

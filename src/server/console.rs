@@ -3,7 +3,7 @@
 //! contract diff between two versions. Server-rendered (askama templates, every value
 //! escaped), no script, no external asset. The pages show what `covenant status`, `covenant
 //! upgrade` and `covenant diff --context` compute, through the same functions: the usage
-//! picture of `families::consumer::usage`, the plans of `upgrade`, the diff of the contract
+//! picture of `usage::usage`, the plans of `upgrade`, the diff of the contract
 //! door (`contract::between_published`) and its markdown rendering.
 
 use askama::Template;
@@ -102,10 +102,8 @@ fn problem(status: StatusCode, title: &str, detail: String, back: Option<(String
 /// The usage picture, read off the serving workers (it lists through the cluster view).
 async fn usage(state: &AppState) -> Result<Value, Response> {
     let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
-    let read = tokio::task::spawn_blocking(move || {
-        crate::families::consumer::usage(cluster.as_ref(), &kinds.0, &kinds.1)
-    })
-    .await;
+    let read =
+        tokio::task::spawn_blocking(move || crate::usage::usage(cluster.as_ref(), &kinds.0, &kinds.1)).await;
     match read {
         Ok(Ok(usage)) => Ok(usage),
         Ok(Err(e)) => {

@@ -32,7 +32,7 @@ impl Problem {
     /// two that cannot be diffed 422.
     pub fn uncompared(why: crate::contract::Uncompared) -> Problem {
         use crate::contract::Uncompared;
-        use crate::families::construct::Unpublished;
+        use crate::contract::Unpublished;
         let why = match why {
             Uncompared::Unpublished(why) => why,
             not @ Uncompared::NotComparable { .. } => {

@@ -85,6 +85,19 @@ fn the_config_and_the_pure_parts_sit_below_the_engine_and_the_faces() {
     }
 }
 
+/// The faces reach the domain through its doors — the engine, the contract, the upgrade
+/// plans, the usage picture — never a family's internals, so no face computes a verdict or a
+/// count the others do not. (`report.rs` still checks the launcher's build inputs itself:
+/// issue 48's last move.)
+#[test]
+fn the_server_and_the_cli_reach_no_family_directly() {
+    let graph = imports();
+    for face in ["server", "cli"] {
+        assert!(!graph[face].is_empty(), "the walk read {face}'s imports");
+        assert!(!graph[face].contains("families"), "{face} imports a family's internals: {:?}", graph[face]);
+    }
+}
+
 /// `rust-version` in Cargo.toml is true: no locked dependency needs a newer Rust than the
 /// crate claims (kube 5, uuid and serde-saphyr need 1.89; 1.86 was claimed).
 #[test]
