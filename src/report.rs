@@ -311,23 +311,21 @@ pub(crate) fn ambiguity(a: &crate::source::AmbiguousScalar) -> (&'static str, Ve
 }
 
 /// A launcher values file (`covenant check --values`) held to the parameters its package
-/// declares, each problem at its own line and column: an undeclared key is CVN-102, a value
-/// of the wrong type CVN-103. Without a package the file cannot be judged, and a note says so.
+/// declares (`Inputs::values_problems`), each problem at its own line and column. Without a
+/// package the file cannot be judged, and a note says so.
 pub fn check_values(
     report: &mut Report,
     engine: &Engine,
     name: &str,
     text: &str,
-    inputs: &crate::families::launcher::Inputs,
+    inputs: &crate::engine::Inputs,
 ) {
-    use crate::schema::validate::{validate, Required};
-    let Some((package, schema)) = &inputs.parameters else {
+    if inputs.parameters.is_none() {
         report
             .notes
             .push(format!("{name}: values not checked: no --package declares the parameters they set"));
         return;
-    };
-    let owner = format!("the parameters of Package {package}");
+    }
     let (docs, syntax) = parse_stream(text);
     if let Some(e) = syntax {
         syntax_finding(report, engine, name, &e);
@@ -335,9 +333,7 @@ pub fn check_values(
     for doc in docs {
         report.documents += 1;
         report.checked.push(Checked::document(name, doc.index));
-        let at = crate::pointer::Location::default();
-        for v in validate(schema, &doc.value, &at, Required::Everywhere).violations {
-            let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
+        for (id, pointer, args) in inputs.values_problems(&doc.value).unwrap_or_default() {
             if let Some(f) =
                 loader_finding(engine, (name, Some(&doc.value)), &mut report.notes, id, &pointer, args)
             {
@@ -348,65 +344,24 @@ pub fn check_values(
     }
 }
 
-/// A launcher ClusterProfile (`covenant check --profile`) held to what its bindings bind: a
-/// binding of a trait a CapabilityDefinition declares is checked against the definition's
-/// rendering properties (an undeclared key CVN-102, a wrong type CVN-103, a required one
-/// missing CVN-104); a binding of a trait nothing declares is CVN-105 with the nearest name.
-/// A misspelled key never silently drops a binding.
+/// A launcher ClusterProfile (`covenant check --profile`) held to what its bindings bind
+/// (`Inputs::profile_problems`), each problem at its own line and column.
 pub fn check_profile(
     report: &mut Report,
     engine: &Engine,
     name: &str,
     text: &str,
-    inputs: &crate::families::launcher::Inputs,
+    inputs: &crate::engine::Inputs,
     traits: &[String],
 ) {
-    use crate::schema::validate::{validate, Required};
     for doc in parse_stream(text).0 {
-        let Some(caps) = doc.value.at("/spec/capabilities").and_then(serde_json::Value::as_object) else {
-            continue;
-        };
-        let mut push = |id: &'static str, pointer: String, args: Vec<(&'static str, String)>| {
+        for (id, pointer, args) in inputs.profile_problems(&doc.value, traits) {
             if let Some(f) =
                 loader_finding(engine, (name, Some(&doc.value)), &mut report.notes, id, &pointer, args)
             {
                 let at = doc.positions.locate(&f.pointer);
                 let entry = Entry::in_file(name, doc.index, at, f);
                 report.entries.push(Entry { kind: Some("ClusterProfile".into()), ..entry });
-            }
-        };
-        for (key, binding) in caps {
-            let at = format!("/spec/capabilities/{}", crate::pointer::escape(key));
-            let trait_type = key.split('.').next().unwrap_or(key);
-            let Some(definition) = inputs.capabilities.get(trait_type) else {
-                if !traits.iter().any(|t| t == trait_type) {
-                    let known = traits
-                        .iter()
-                        .map(String::as_str)
-                        .chain(inputs.capabilities.keys().map(String::as_str));
-                    let suggestion = crate::suggest::hint(trait_type, known);
-                    let fix = format!("fix the key, or, if \"{trait_type}\" is a custom trait, give its CapabilityDefinition with --capability-def");
-                    push(
-                        "CVN-105",
-                        at,
-                        vec![
-                            ("category", "capability binding's trait".into()),
-                            ("type", trait_type.to_string()),
-                            ("suggestion", suggestion),
-                            (crate::rules::finding::FIX, fix),
-                        ],
-                    );
-                }
-                continue;
-            };
-            let schema = crate::families::launcher::capability_schema(definition);
-            let rendering = binding.get("rendering").cloned().unwrap_or_else(|| serde_json::json!({}));
-            // Properties are named below the rendering; the owner says which binding.
-            let base = crate::pointer::Location::new(format!("{at}/rendering"), "");
-            let owner = format!("spec.capabilities.{key} (CapabilityDefinition {trait_type})");
-            for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
-                let (id, pointer, args) = crate::families::launcher::property_problem(&owner, None, v);
-                push(id, pointer, args);
             }
         }
     }

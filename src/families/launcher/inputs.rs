@@ -182,6 +182,73 @@ pub fn merge(rendering: &Map<String, Value>, authored: &Value) -> Value {
     Value::Object(out)
 }
 
+/// What a build input gets wrong: the rule, the pointer in its document, the message's
+/// arguments (the engine judges it as its own: selection, action, exemptions).
+pub type InputProblem = (&'static str, String, Vec<(&'static str, String)>);
+
+impl Inputs {
+    /// A values document held to the parameters its package declares: an undeclared key is
+    /// CVN-102, a value of the wrong type CVN-103. `None` without a package: nothing declares
+    /// what the values may set.
+    pub fn values_problems(&self, doc: &Value) -> Option<Vec<InputProblem>> {
+        use crate::schema::validate::{validate, Required};
+        let (package, schema) = self.parameters.as_ref()?;
+        let owner = format!("the parameters of Package {package}");
+        let at = crate::pointer::Location::default();
+        Some(
+            validate(schema, doc, &at, Required::Everywhere)
+                .violations
+                .into_iter()
+                .map(|v| super::property_problem(&owner, None, v))
+                .collect(),
+        )
+    }
+
+    /// A ClusterProfile held to what its bindings bind: a binding of a trait a
+    /// CapabilityDefinition declares is checked against the definition's rendering properties
+    /// (an undeclared key CVN-102, a wrong type CVN-103, a required one missing CVN-104); a
+    /// binding of a trait that is neither among `traits` nor declared is CVN-105 with the
+    /// nearest name. A misspelled key never silently drops a binding.
+    pub fn profile_problems(&self, doc: &Value, traits: &[String]) -> Vec<InputProblem> {
+        use crate::pointer::At;
+        use crate::schema::validate::{validate, Required};
+        let mut out = Vec::new();
+        let Some(caps) = doc.at("/spec/capabilities").and_then(Value::as_object) else { return out };
+        for (key, binding) in caps {
+            let at = format!("/spec/capabilities/{}", crate::pointer::escape(key));
+            let trait_type = key.split('.').next().unwrap_or(key);
+            let Some(definition) = self.capabilities.get(trait_type) else {
+                if !traits.iter().any(|t| t == trait_type) {
+                    let known =
+                        traits.iter().map(String::as_str).chain(self.capabilities.keys().map(String::as_str));
+                    let suggestion = crate::suggest::hint(trait_type, known);
+                    let fix = format!("fix the key, or, if \"{trait_type}\" is a custom trait, give its CapabilityDefinition with --capability-def");
+                    out.push((
+                        "CVN-105",
+                        at,
+                        vec![
+                            ("category", "capability binding's trait".into()),
+                            ("type", trait_type.to_string()),
+                            ("suggestion", suggestion),
+                            (crate::rules::finding::FIX, fix),
+                        ],
+                    ));
+                }
+                continue;
+            };
+            let schema = super::capability_schema(definition);
+            let rendering = binding.get("rendering").cloned().unwrap_or_else(|| serde_json::json!({}));
+            // Properties are named below the rendering; the owner says which binding.
+            let base = crate::pointer::Location::new(format!("{at}/rendering"), "");
+            let owner = format!("spec.capabilities.{key} (CapabilityDefinition {trait_type})");
+            for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
+                out.push(super::property_problem(&owner, None, v));
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
