@@ -4,6 +4,7 @@
 use crate::common;
 
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::dev::DevServer;
@@ -234,7 +235,15 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
             hyper::client::conn::http2::handshake::<_, _, String>(hyper_util::rt::TokioExecutor::new(), io)
                 .await
                 .unwrap();
-        let connection = tokio::spawn(conn);
+        // What became of the connection and the server, for a hang to say.
+        let ended: Arc<std::sync::Mutex<(Option<String>, bool)>> = Arc::default();
+        let connection = tokio::spawn({
+            let ended = ended.clone();
+            async move {
+                let how = conn.await;
+                ended.lock().unwrap().0 = Some(format!("{how:?}"));
+            }
+        });
         // Answers of about 100 KB (150 undeclared members with long names, denied), so a
         // stream's answer takes many frames to write.
         let mut doc = serde_json::json!({"schema": "shop.app", "version": "1", "name": "web"});
@@ -247,6 +256,7 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
             .map(|worker| {
                 let (mut sender, url, body, uid) =
                     (sender.clone(), url.clone(), body.clone(), sent["request"]["uid"].clone());
+                let ended = ended.clone();
                 tokio::spawn(async move {
                     let (mut whole, mut cut, mut refused) = (0, 0, 0);
                     for request_no in 0.. {
@@ -257,7 +267,11 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
                         // Each wait is bounded, so a hang says where it is: before the answer's
                         // head, or in its body.
                         let hung = |at: &str| {
-                            format!("worker {worker}, request {request_no}: no {at} within 10 s ({whole} whole before)")
+                            let (connection, stopped) = ended.lock().unwrap().clone();
+                            format!(
+                                "worker {worker}, request {request_no}: no {at} within 10 s ({whole} whole before); \
+                                 client connection ended: {connection:?}; server stopped: {stopped}"
+                            )
                         };
                         let answered = tokio::time::timeout(Duration::from_secs(10), sender.send_request(request))
                             .await
@@ -287,14 +301,25 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let stopped = server.shutdown();
+        let stopped = tokio::spawn({
+            let (stopping, ended) = (server.shutdown(), ended.clone());
+            async move {
+                let how = stopping.await;
+                ended.lock().unwrap().1 = true;
+                how
+            }
+        });
         let (mut whole, mut cut) = (0, 0);
         for w in workers {
             let (a, b, _) = tokio::time::timeout(Duration::from_secs(20), w).await.unwrap().unwrap();
             whole += a;
             cut += b;
         }
-        tokio::time::timeout(Duration::from_secs(20), stopped).await.expect("server did not stop").unwrap();
+        tokio::time::timeout(Duration::from_secs(20), stopped)
+            .await
+            .expect("server did not stop")
+            .unwrap()
+            .unwrap();
         let _ = connection.await;
         assert!(whole > 0, "run {run}: no answer before the drain");
         assert_eq!(cut, 0, "run {run}: {cut} answer(s) began and were cut off ({whole} whole)");
