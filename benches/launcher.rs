@@ -9,10 +9,10 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
+use covenant::check::{check, Source};
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
 use covenant::engine::Engine;
-use covenant::report::{check, Source};
 use covenant::subject::Subject;
 
 /// The Application: 20 copies of the corpus's webservice-full component, each with three

@@ -8,10 +8,10 @@
 
 use std::sync::OnceLock;
 
+use covenant::check::{check, Source};
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
 use covenant::pointer::Location;
-use covenant::report::{check, Source};
 use covenant::schema::openapi::{
     crd_schemas, load, load_keeping, load_keeping_unknown, load_text, load_text_beside, Dialect, Keep,
 };

@@ -296,7 +296,7 @@ fn warn_ambiguous<'a>(
             more += 1;
             continue;
         }
-        let (id, args) = crate::report::ambiguity(a);
+        let (id, args) = crate::check::ambiguity(a);
         let Some(rule) = crate::rules::lookup(id) else { continue };
         let f = crate::rules::Finding::new(rule, crate::rules::Action::Warn, a.pointer.as_str(), args);
         eprintln!(

@@ -13,6 +13,7 @@
 pub mod admission;
 pub mod audit;
 pub mod certs;
+pub mod check;
 pub mod cli;
 pub mod cluster;
 pub mod config;

@@ -8,9 +8,9 @@ use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 
 use super::{load_cluster, load_config, read_documents, read_files, refuse_repeated_keys};
+use crate::check::Input;
 use crate::engine::Engine;
 use crate::engine::Inputs;
-use crate::report::Input;
 
 /// Output formats of `covenant check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -184,14 +184,14 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             let bytes =
                 crate::source::read_bounded(std::io::stdin(), "stdin").context("cannot read stdin")?;
             let text = crate::source::text_of(bytes).context("cannot read stdin")?;
-            queued.push(Input::Read(crate::report::Source { name: "-".into(), text }));
+            queued.push(Input::Read(crate::check::Source { name: "-".into(), text }));
             continue;
         }
         if crate::source::is_stream(path) {
             // A pipe is read once, whole, as stdin is: it cannot be read again.
             let name = path.display().to_string();
             let text = crate::source::read_text(path).with_context(|| format!("cannot read {name}"))?;
-            queued.push(Input::Read(crate::report::Source { name, text }));
+            queued.push(Input::Read(crate::check::Source { name, text }));
             continue;
         }
         let walked =
@@ -248,7 +248,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Input::Read(source) => Some(source),
             Input::File(_) => None,
         }) {
-            if crate::report::fix::fix_text(&source.name, &source.text, &fixer, cluster.as_ref())?.is_some() {
+            if crate::check::fix::fix_text(&source.name, &source.text, &fixer, cluster.as_ref())?.is_some() {
                 let what = if source.name == "-" {
                     "stdin (-)".to_string()
                 } else {
@@ -268,7 +268,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             // A file that is not text was reported; there is nothing in it to write into.
             let Ok(text) = crate::source::read_text(file) else { continue };
             let name = file.display().to_string();
-            if let Some(text) = crate::report::fix::fix_text(&name, &text, &fixer, cluster.as_ref())? {
+            if let Some(text) = crate::check::fix::fix_text(&name, &text, &fixer, cluster.as_ref())? {
                 crate::source::write_text(file, &text).with_context(|| format!("cannot write {name}"))?;
                 fixed += 1;
             }
@@ -284,7 +284,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let named = queued.len();
     let mut report =
-        crate::report::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
+        crate::check::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
     // Inputs were named and none held a document: a gate that checked nothing does not pass
     // (as a directory without documents does not). The build inputs are still checked and
     // the report printed, so what they hold is said in the same run.
@@ -300,7 +300,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             .map(|t| t.name.clone())
             .collect();
         for (file, text) in super::read_all(path)? {
-            crate::report::check_profile(
+            crate::check::check_profile(
                 &mut report,
                 &engine,
                 &file.display().to_string(),
@@ -312,7 +312,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     for path in &args.values {
         for (file, text) in super::read_all(path)? {
-            crate::report::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
+            crate::check::check_values(&mut report, &engine, &file.display().to_string(), &text, &inputs);
         }
     }
     if let (Some(empty), Some(_)) = (&nothing, &args.write_baseline) {
@@ -391,15 +391,15 @@ fn tree_context(
 /// The previous versions for `check --base`: a directory's documents, or every document file
 /// the git ref holds under the checked paths. Either way the base is complete: a document it
 /// holds that the checked set does not was deleted, and is judged as a DELETE.
-fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Base> {
+fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base> {
     let path = Path::new(base);
     if path.exists() {
         // An empty directory is an error, not a base that holds nothing: against it every
         // document would be judged new, and no change judged at all.
-        let docs: Vec<crate::report::Source> = super::read_all(path)
+        let docs: Vec<crate::check::Source> = super::read_all(path)
             .context("--base")?
             .into_iter()
-            .map(|(file, text)| crate::report::Source { name: file.display().to_string(), text })
+            .map(|(file, text)| crate::check::Source { name: file.display().to_string(), text })
             .collect();
         return Ok(base_of(&docs)?.complete());
     }
@@ -434,7 +434,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
         let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
         for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
             let text = show(format!("{base}:{name}"), name)?;
-            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
+            docs.push(crate::check::Source { name: format!("{base}:{name}"), text });
         }
         return base_of(&docs);
     }
@@ -445,15 +445,15 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::report::Bas
             stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
         for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
             let text = show(format!("{base}:./{name}"), name)?;
-            docs.push(crate::report::Source { name: format!("{base}:{name}"), text });
+            docs.push(crate::check::Source { name: format!("{base}:{name}"), text });
         }
     }
     Ok(base_of(&docs)?.complete())
 }
 
 /// The base read from its documents; one that is not YAML stops the check, named.
-fn base_of(docs: &[crate::report::Source]) -> anyhow::Result<crate::report::Base> {
-    let base = crate::report::Base::from_sources(docs)
+fn base_of(docs: &[crate::check::Source]) -> anyhow::Result<crate::check::Base> {
+    let base = crate::check::Base::from_sources(docs)
         .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))?;
     super::warn_ambiguous(base.ambiguous.iter().map(|(name, a)| (name.as_str(), a)), "covenant check --base");
     Ok(base)

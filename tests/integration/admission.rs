@@ -172,10 +172,10 @@ async fn check_and_the_webhook_give_the_same_findings_for_the_same_object() {
     // The CLI face: the object as a YAML file.
     let engine = covenant::engine::Engine::new(&config);
     let yaml = format!("{}\n", serde_json::to_string_pretty(&object).unwrap());
-    let report = covenant::report::check(
+    let report = covenant::check::check(
         &engine,
         &covenant::cluster::EmptyCluster,
-        &[covenant::report::Source { name: "app.yaml".into(), text: yaml }],
+        &[covenant::check::Source { name: "app.yaml".into(), text: yaml }],
     );
     let mut from_check: Vec<(String, String)> =
         report.entries.iter().map(|e| (e.finding.rule.id.to_string(), e.finding.pointer.clone())).collect();

@@ -7,13 +7,13 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
+use covenant::check::{check, Source};
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
 use covenant::engine::Engine;
 use covenant::families::launcher::Inputs;
 use covenant::pointer::escape;
 use covenant::registry::TypeCategory;
-use covenant::report::{check, Source};
 use covenant::schema::{Additional, Schema, Type};
 use covenant::subject::Subject;
 use serde_json::{json, Value};

@@ -86,15 +86,18 @@ fn the_config_and_the_pure_parts_sit_below_the_engine_and_the_faces() {
 }
 
 /// The faces reach the domain through its doors — the engine, the contract, the upgrade
-/// plans, the usage picture — never a family's internals, so no face computes a verdict or a
-/// count the others do not. (`report.rs` still checks the launcher's build inputs itself:
-/// issue 48's last move.)
+/// plans, the usage picture, check's driver — never a family's internals, so no face computes
+/// a verdict or a count the others do not. The report renders what was found and judges
+/// nothing: it names neither the engine, the families nor the cluster.
 #[test]
-fn the_server_and_the_cli_reach_no_family_directly() {
+fn the_faces_reach_no_family_and_the_report_only_renders() {
     let graph = imports();
-    for face in ["server", "cli"] {
+    for face in ["server", "cli", "report"] {
         assert!(!graph[face].is_empty(), "the walk read {face}'s imports");
         assert!(!graph[face].contains("families"), "{face} imports a family's internals: {:?}", graph[face]);
+    }
+    for judge in ["engine", "families", "cluster", "check"] {
+        assert!(!graph["report"].contains(judge), "the report imports {judge}: {:?}", graph["report"]);
     }
 }
 

@@ -5,11 +5,11 @@
 
 use crate::common;
 
+use covenant::check::{check, Source};
 use covenant::cluster::EmptyCluster;
 use covenant::config::Config;
 use covenant::engine::Engine;
 use covenant::registry::TypeCategory;
-use covenant::report::{check, Source};
 use serde_json::{json, Value};
 
 /// Write the documents, load them all into the namespace, check each one; returns

@@ -7,10 +7,10 @@ use crate::common;
 
 use std::sync::Arc;
 
+use covenant::check::{check_with_base, Base, Source};
 use covenant::cluster::{ClusterView, OfflineCluster};
 use covenant::config::Config;
 use covenant::engine::Engine;
-use covenant::report::{check_with_base, Base, Source};
 use covenant::rules::Action;
 use covenant::subject::{Object, Operation, Subject};
 use serde_json::{json, Value};

@@ -5,9 +5,9 @@
 
 use crate::common;
 
+use covenant::check::{check, Source};
 use covenant::cluster::EmptyCluster;
 use covenant::engine::Engine;
-use covenant::report::{check, Source};
 
 struct XorShift(u64);
 

@@ -5,10 +5,10 @@
 
 use crate::common;
 
+use covenant::check::{check, check_with_base, Base, Source};
 use covenant::cluster::{ClusterView, OfflineCluster};
 use covenant::config::Config;
 use covenant::engine::Engine;
-use covenant::report::{check, check_with_base, Base, Source};
 use serde_json::{json, Value};
 
 fn published() -> OfflineCluster {

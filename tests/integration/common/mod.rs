@@ -257,7 +257,7 @@ pub fn review(uid: &str, group: &str, kind: &str, object: serde_json::Value) -> 
 /// and when present `base.yaml` (the previous versions: the input is judged as an update of
 /// them) and `context/` (the cluster's objects).
 pub fn run_rule_fixture(dir: &Path) -> covenant::report::Report {
-    use covenant::report::{check_with_base, Base, Source};
+    use covenant::check::{check_with_base, Base, Source};
     let config = Config::load(&dir.join("covenant.yaml")).unwrap();
     let engine = covenant::engine::Engine::new(&config);
     let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
