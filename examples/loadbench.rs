@@ -350,21 +350,6 @@ fn workload() -> Bytes {
     review("openchoreo.dev", "v1alpha1", "Workload", "workloads", workload)
 }
 
-/// Whether the admin listener at `addr` answers /readyz with 200.
-fn ready(addr: SocketAddr) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
-        return false;
-    };
-    let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
-    if tcp.write_all(b"GET /readyz HTTP/1.0\r\nhost: localhost\r\n\r\n").is_err() {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = tcp.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
@@ -469,12 +454,6 @@ fn main() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    // covenant serves once its caches are listed: /readyz says so.
-    let until = Instant::now() + Duration::from_secs(120);
-    while !ready(([127, 0, 0, 1], ap).into()) {
-        assert!(Instant::now() < until, "covenant did not become ready (its caches never synced?)");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench");
     let small = Bytes::from(std::fs::read(fixtures.join("deployment-create-4k.json")).unwrap());
@@ -534,6 +513,15 @@ fn main() {
         ("390 KB CRD UPDATE, HTTP/2, 1 conn x 4 streams", large, Proto::H2 { conns: 1, streams: 4 }),
     ];
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    // covenant serves once its caches are listed: /readyz says so.
+    rt.block_on(async {
+        let until = Instant::now() + Duration::from_secs(120);
+        let readyz = format!("http://127.0.0.1:{ap}/readyz");
+        while !reqwest::get(&readyz).await.is_ok_and(|r| r.status() == 200) {
+            assert!(Instant::now() < until, "covenant did not become ready (its caches never synced?)");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
     println!(
         "covenant load bench: {rounds} rounds x {seconds} s per server and scenario; servers {}; CLK_TCK {ticks}; \
          bare and floor run HTTP/2 streams {}",

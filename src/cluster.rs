@@ -95,6 +95,12 @@ impl Index {
     pub fn files(&self, object: &Value, key: &str) -> bool {
         (self.keys)(object).iter().any(|k| k == key)
     }
+
+    /// What of `objects` it files under `key`: a lookup where no index is kept.
+    pub fn keep(&self, mut objects: Vec<Arc<Value>>, key: &str) -> Vec<Arc<Value>> {
+        objects.retain(|o| self.files(o, key));
+        objects
+    }
 }
 
 /// The objects filed under `key`, in `namespace` or all.
@@ -135,9 +141,7 @@ pub trait ClusterView: Send + Sync {
         key: &str,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
-        let mut objects = self.list(group, kind, namespace, budget)?;
-        objects.retain(|o| index.files(o, key));
-        Ok(objects)
+        Ok(index.keep(self.list(group, kind, namespace, budget)?, key))
     }
 
     /// Whether the view has what it needs to answer (caches listed); readiness waits on it.
@@ -366,6 +370,18 @@ fn is_object(v: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Reading files takes next to no time, but a budget of nothing cannot be met: the offline
+/// view honours it like the live one would, so the failure policy can be exercised without a
+/// cluster.
+fn unmeetable(group: &str, kind: &str, budget: Option<Duration>) -> Result<(), Error> {
+    match budget {
+        Some(Duration::ZERO) => {
+            Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO })
+        }
+        _ => Ok(()),
+    }
+}
+
 impl ClusterView for OfflineCluster {
     /// Held in memory: every kind answers at once.
     fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
@@ -379,12 +395,7 @@ impl ClusterView for OfflineCluster {
         namespace: Option<&str>,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
-        // Reading files takes next to no time, but a budget of nothing cannot be met: the
-        // offline view honours it like the live one would, so the failure policy can be
-        // exercised without a cluster.
-        if budget == Some(Duration::ZERO) {
-            return Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO });
-        }
+        unmeetable(group, kind, budget)?;
         let of_kind =
             self.by_kind.get(group).and_then(|kinds| kinds.get(kind)).map(Vec::as_slice).unwrap_or_default();
         let in_namespace = |o: &Value| {
@@ -402,9 +413,7 @@ impl ClusterView for OfflineCluster {
         key: &str,
         budget: Option<Duration>,
     ) -> Result<Vec<Arc<Value>>, Error> {
-        if budget == Some(Duration::ZERO) {
-            return Err(Error::Timeout { resource: format!("{kind}.{group}"), budget: Duration::ZERO });
-        }
+        unmeetable(group, kind, budget)?;
         let Some(of_kind) = self.by_kind.get(group).and_then(|kinds| kinds.get(kind)) else {
             return Ok(Vec::new());
         };

@@ -624,11 +624,7 @@ impl ClusterView for LiveCluster {
     ) -> Result<Vec<Arc<Value>>, Error> {
         match self.indexed(group, kind, index) {
             Some(filed) => Ok(filed?.map(|filed| filed_under(&filed, key, namespace)).unwrap_or_default()),
-            None => {
-                let mut objects = self.list(group, kind, namespace, budget)?;
-                objects.retain(|o| index.files(o, key));
-                Ok(objects)
-            }
+            None => Ok(index.keep(self.list(group, kind, namespace, budget)?, key)),
         }
     }
 

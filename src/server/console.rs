@@ -99,18 +99,28 @@ fn problem(status: StatusCode, title: &str, detail: String, back: Option<(String
     page(status, &ProblemPage { title: title.to_string(), detail, back })
 }
 
-/// The usage picture, read off the serving workers (it lists through the cluster view).
-async fn usage(state: &AppState) -> Result<Value, Response> {
-    let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
-    let read =
-        tokio::task::spawn_blocking(move || crate::usage::usage(cluster.as_ref(), &kinds.0, &kinds.1)).await;
-    match read {
-        Ok(Ok(usage)) => Ok(usage),
-        Ok(Err(e)) => {
-            Err(problem(StatusCode::SERVICE_UNAVAILABLE, "Cluster state unavailable", e.to_string(), None))
-        }
+/// Run a read of the cluster view on the blocking pool (it may list through the API server):
+/// its error made a page by `failed`, a job that failed a 500 page.
+async fn off_worker<T: Send + 'static, E: Send + 'static>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+    failed: impl FnOnce(E) -> Response,
+) -> Result<T, Response> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(e)) => Err(failed(e)),
         Err(e) => Err(problem(StatusCode::INTERNAL_SERVER_ERROR, "Request failed", e.to_string(), None)),
     }
+}
+
+/// A cluster view that cannot be read: what is published is unknown, never "nothing".
+fn unreadable(e: crate::cluster::Error) -> Response {
+    problem(StatusCode::SERVICE_UNAVAILABLE, "Cluster state unavailable", e.to_string(), None)
+}
+
+/// The usage picture.
+async fn usage(state: &AppState) -> Result<Value, Response> {
+    let (cluster, kinds) = (state.cluster.clone(), state.kinds.clone());
+    off_worker(move || crate::usage::usage(cluster.as_ref(), &kinds.0, &kinds.1), unreadable).await
 }
 
 fn text(v: &Value) -> String {
@@ -175,12 +185,13 @@ impl Construct {
                 let consumers = &v["consumers"];
                 let (pinned, floating) = (strings(&consumers["pinned"]), strings(&consumers["floating"]));
                 let version = text(&v["version"]);
+                let declared = semver::Version::parse(&version).is_ok();
                 let compare = newest
                     .as_deref()
-                    .filter(|n| *n != version && semver::Version::parse(&version).is_ok())
+                    .filter(|n| *n != version && declared)
                     .map(|n| compare_href(&kind, namespace.as_deref(), &name, &version, n));
                 Version {
-                    declared: semver::Version::parse(&version).is_ok(),
+                    declared,
                     used_by: pinned.len() + floating.len(),
                     object: text(&v["object"]),
                     default: v["default"] == true,
@@ -330,24 +341,24 @@ async fn construct(
     };
     let (cluster, engine, kinds) = (state.cluster.clone(), state.engine.clone(), state.kinds.clone());
     let (k, ns, n) = (construct.kind.clone(), construct.namespace.clone(), construct.name.clone());
-    let planned = tokio::task::spawn_blocking(move || {
-        crate::upgrade::of_construct(
-            &engine,
-            cluster.as_ref(),
-            &kinds.1,
-            &k,
-            ns.as_deref(),
-            &n,
-            PLANNED_CONSUMERS,
-        )
-    })
+    let planned = off_worker(
+        move || {
+            crate::upgrade::of_construct(
+                &engine,
+                cluster.as_ref(),
+                &kinds.1,
+                &k,
+                ns.as_deref(),
+                &n,
+                PLANNED_CONSUMERS,
+            )
+        },
+        unreadable,
+    )
     .await;
     let (consumers, more) = match planned {
-        Ok(Ok(planned)) => planned,
-        Ok(Err(e)) => {
-            return problem(StatusCode::SERVICE_UNAVAILABLE, "Cluster state unavailable", e.to_string(), None)
-        }
-        Err(e) => return problem(StatusCode::INTERNAL_SERVER_ERROR, "Request failed", e.to_string(), None),
+        Ok(planned) => planned,
+        Err(page) => return page,
     };
     let (mut moves, mut unplanned, mut current) = (Vec::new(), Vec::new(), 0);
     for (who, plans) in consumers {
@@ -460,26 +471,32 @@ async fn compare(
     let (cluster, engine) = (state.cluster.clone(), state.engine.clone());
     let (k, n, ns) = (kind.clone(), name.clone(), q.namespace.clone());
     let (f, t) = (from.clone(), to.clone());
-    let diff = tokio::task::spawn_blocking(move || {
-        crate::contract::between_published(
-            cluster.as_ref(),
-            engine.policy(),
-            Some(&k),
-            ns.as_deref(),
-            &n,
-            &f,
-            &t,
-        )
-    })
-    .await;
-    let d = match diff {
-        Ok(Ok(d)) => d,
-        Ok(Err(why)) => {
+    let not_compared = {
+        let back = (back.clone(), format!("{kind} {name}"));
+        move |why| {
             let p = super::problem::Problem::uncompared(why);
             let status = StatusCode::from_u16(p.status).unwrap_or(StatusCode::BAD_REQUEST);
-            return problem(status, p.title, p.detail, Some((back, format!("{kind} {name}"))));
+            problem(status, p.title, p.detail, Some(back))
         }
-        Err(e) => return problem(StatusCode::INTERNAL_SERVER_ERROR, "Request failed", e.to_string(), None),
+    };
+    let diff = off_worker(
+        move || {
+            crate::contract::between_published(
+                cluster.as_ref(),
+                engine.policy(),
+                Some(&k),
+                ns.as_deref(),
+                &n,
+                &f,
+                &t,
+            )
+        },
+        not_compared,
+    )
+    .await;
+    let d = match diff {
+        Ok(d) => d,
+        Err(page) => return page,
     };
     let rows = d
         .rows
