@@ -215,9 +215,14 @@ fn load_config(path: Option<&PathBuf>) -> anyhow::Result<Config> {
 }
 
 /// The live cluster a kubeconfig context names (empty: the current context), read with the
-/// same kinds and the same least privilege as the server's view; its caches synced before any
-/// judgement, so nothing is judged against a half-listed cluster.
-fn live_cluster(context: &str, config: &Config) -> anyhow::Result<Arc<dyn ClusterView>> {
+/// same kinds and the same least privilege as the server's view (and `more`: the definitions
+/// `check` validates custom resources against); its caches synced before any judgement, so
+/// nothing is judged against a half-listed cluster.
+fn live_cluster(
+    context: &str,
+    config: &Config,
+    more: Vec<(String, String)>,
+) -> anyhow::Result<Arc<dyn ClusterView>> {
     use anyhow::Context as _;
     let options = kube::config::KubeConfigOptions {
         context: (!context.is_empty()).then(|| context.to_string()),
@@ -230,8 +235,11 @@ fn live_cluster(context: &str, config: &Config) -> anyhow::Result<Arc<dyn Cluste
             c => format!("--cluster {c}: cannot read that kubeconfig context"),
         })?;
     drop(runtime);
-    let view =
-        crate::cluster::live::LiveCluster::connect(kube_config, config.cluster_kinds(), Default::default())?;
+    let view = crate::cluster::live::LiveCluster::connect(
+        kube_config,
+        [config.cluster_kinds(), more].concat(),
+        Default::default(),
+    )?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !view.synced() {
         if std::time::Instant::now() > deadline {

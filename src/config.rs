@@ -108,6 +108,20 @@ pub struct Config {
     /// How many bytes of review bodies are held at once (each review counts its declared
     /// length, or the body limit when it declares none); more wait for a turn.
     pub buffered_bytes: usize,
+    /// Where custom resources are validated against their CRD or XRD.
+    pub custom_resources: CustomResources,
+}
+
+/// Where custom resources (and Crossplane composites and claims) are validated against the
+/// served version of their CRD or XRD, as the API server validates them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CustomResources {
+    /// In `covenant check`, against the definitions among the checked files, `--context` or
+    /// `--cluster` (on by default).
+    pub check: bool,
+    /// At admission (off by default: the API server validates the custom resources it
+    /// serves). On, the live view follows CRDs and XRDs.
+    pub admission: bool,
 }
 
 /// Which CRDs and XRDs the platform owns: their evolution findings deny per the stability
@@ -195,6 +209,19 @@ impl Config {
             .chain(["ComponentRelease"])
             .map(|k| (group.to_string(), k.to_string()))
             .collect()
+    }
+
+    /// The definitions (CRDs, XRDs) custom resources are validated against, as (group, kind):
+    /// what `check` takes from the checked files and `--cluster`, and what the live view also
+    /// follows when `customResources.admission` is on.
+    pub fn definition_kinds(&self) -> Vec<(String, String)> {
+        [
+            ("apiextensions.k8s.io", "CustomResourceDefinition"),
+            ("apiextensions.crossplane.io", "CompositeResourceDefinition"),
+        ]
+        .iter()
+        .map(|(g, k)| (g.to_string(), k.to_string()))
+        .collect()
     }
 
     /// The embedded default.
@@ -539,6 +566,10 @@ fn resolve(
                     .unwrap_or_else(|| openchoreo::RELEASE_LABELS.1.into()),
             ),
             body_limit,
+            custom_resources: CustomResources {
+                check: file.custom_resources.check.unwrap_or(true),
+                admission: file.custom_resources.admission.unwrap_or(false),
+            },
             reviews_in_flight,
             buffered_bytes,
         },

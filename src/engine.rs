@@ -100,6 +100,9 @@ pub struct Engine {
     failure_policy: crate::config::FailurePolicy,
     release_labels: (String, String),
     policy: crate::contract::Policy,
+    /// Whether objects under admission of kinds no family claims are judged against their
+    /// definition (`customResources.admission`).
+    defined_at_admission: bool,
 }
 
 impl Engine {
@@ -137,6 +140,10 @@ impl Engine {
         if config.families.contains("launcher") {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }
+        let custom = config.custom_resources;
+        if custom.check || custom.admission {
+            families.add(Box::new(crate::families::defined::Defined::new(custom.admission)));
+        }
         Engine {
             rules: config.rules.clone(),
             families,
@@ -145,6 +152,7 @@ impl Engine {
             failure_policy: config.failure_policy,
             release_labels: config.release_labels.clone(),
             policy: crate::contract::Policy::of(config),
+            defined_at_admission: custom.admission,
         }
     }
 
@@ -191,12 +199,14 @@ impl Engine {
     }
 
     /// Whether judging this admitted subject is quick work that needs no thread of its own:
-    /// no family claims its kind, so evaluating it only reads the exemptions. The webhook
+    /// no family claims its kind (and custom resources are not judged against their
+    /// definitions at admission), so evaluating it only reads the exemptions. The webhook
     /// answers such a review on the connection's worker; everything else goes to the
     /// blocking pool.
     pub fn is_quick(&self, subject: &Subject) -> bool {
         subject.admitted
             && !subject.gvk.kind.is_empty()
+            && !self.defined_at_admission
             && self.families.by_kind(&subject.gvk.group, &subject.gvk.kind).is_none()
     }
 
@@ -248,17 +258,20 @@ impl Engine {
         let identified =
             !subject.gvk.kind.is_empty() && (subject.admitted || !subject.gvk.version.is_empty());
         let family = if identified {
-            self.families.by_kind(&subject.gvk.group, &subject.gvk.kind)
+            self.families.by_kind(&subject.gvk.group, &subject.gvk.kind).or_else(|| self.families.defined())
         } else {
             match self.unidentified(subject, &mut cx) {
                 Some(schema) => self.families.by_schema(schema),
                 None => None,
             }
         };
-        let name = family.map(|f| {
+        let name = family.and_then(|f| {
             f.check(subject, &mut cx);
+            if cx.declined() {
+                return None;
+            }
             report_unreadable(subject, &mut cx);
-            f.name()
+            Some(f.name())
         });
         let (mut findings, unchecked) = cx.into_parts();
         // Exemptions scoped to rules drop those rules' findings only.

@@ -4,9 +4,11 @@
 
 pub mod construct;
 pub mod consumer;
+pub mod defined;
 pub mod derived;
 pub mod labels;
 pub mod launcher;
+pub mod loaded;
 pub mod pins;
 pub mod schema_bearing;
 pub mod versioned;
@@ -35,6 +37,10 @@ pub enum Claim {
     /// Documents with a `schema` member no other claim names (so the family can say the
     /// schema is unknown and suggest the nearest).
     AnySchema,
+    /// Objects of every kind and group no other claim names, for a family that judges them
+    /// against what the cluster view holds for the kind (its CRD or XRD), and declines
+    /// (`Context::decline`) those it finds nothing for.
+    Defined,
 }
 
 /// A document family.
@@ -86,6 +92,7 @@ pub struct Context<'a> {
     /// What could not be checked for want of cluster state, said rather than passed silently.
     pub unchecked: Vec<String>,
     findings: Vec<Finding>,
+    declined: bool,
 }
 
 impl<'a> Context<'a> {
@@ -101,7 +108,20 @@ impl<'a> Context<'a> {
             stop: crate::subject::Stop::default(),
             unchecked: Vec::new(),
             findings: Vec::new(),
+            declined: false,
         }
+    }
+
+    /// The family found the subject is not its own after all (a `Claim::Defined` family that
+    /// finds no definition for the kind): the subject stays unjudged, as if no family claimed
+    /// it.
+    pub fn decline(&mut self) {
+        self.declined = true;
+    }
+
+    /// Whether the family declined the subject.
+    pub fn declined(&self) -> bool {
+        self.declined
     }
 
     /// Whether the rule runs; lets a family skip work for rules that are off.
@@ -226,6 +246,7 @@ pub struct FamilyTable {
     by_group: FxHashMap<String, usize>,
     by_schema: FxHashMap<String, usize>,
     any_schema: Option<usize>,
+    defined: Option<usize>,
 }
 
 impl FamilyTable {
@@ -244,6 +265,7 @@ impl FamilyTable {
                     self.by_schema.insert(s, index);
                 }
                 Claim::AnySchema => self.any_schema = Some(index),
+                Claim::Defined => self.defined = Some(index),
             }
         }
         self.families.push(family);
@@ -253,6 +275,11 @@ impl FamilyTable {
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&dyn Family> {
         let index = self.by_kind.get(group).and_then(|k| k.get(kind)).or_else(|| self.by_group.get(group))?;
         Some(self.families[*index].as_ref())
+    }
+
+    /// The family that judges objects no claim names against their definition, if one is on.
+    pub fn defined(&self) -> Option<&dyn Family> {
+        Some(self.families[self.defined?].as_ref())
     }
 
     /// Every (group, kind) a family claims by name.

@@ -3,6 +3,7 @@
 //! validator and, later, the diff engine work on it. Nothing here knows rules or policy:
 //! `validate` states what is wrong with a value, the families decide which rule that is.
 
+pub mod defaults;
 pub mod diff;
 pub mod evaluate;
 pub mod openapi;

@@ -166,7 +166,7 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     declaration_files.extend(args.profile.iter().chain(&args.capability_defs).chain(&args.package).cloned());
     let engine = Engine::with_inputs(&config, inputs.clone());
     let cluster = match &args.cluster {
-        Some(context) => super::live_cluster(context, &config)?,
+        Some(context) => super::live_cluster(context, &config, definitions(&config))?,
         None => load_cluster(args.context.as_ref())?,
     };
     // Files are read when their turn comes and dropped after, so a run holds one file's text.
@@ -351,15 +351,25 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     Ok(if report.denied() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// The definitions custom resources are validated against, when `check` validates them.
+fn definitions(config: &crate::config::Config) -> Vec<(String, String)> {
+    if config.custom_resources.check {
+        config.definition_kinds()
+    } else {
+        Vec::new()
+    }
+}
+
 /// The checked files as context: the objects of the kinds the cluster view follows
-/// (constructs, consumers, releases) among them, over `--context` (or no cluster state).
+/// (constructs, consumers, releases) and the CRDs and XRDs among them, over `--context` (or no cluster state).
 /// A file is read for them only when it names the kinds' API group.
 fn tree_context(
     config: &crate::config::Config,
     queued: &[Input],
     under: std::sync::Arc<dyn crate::cluster::ClusterView>,
 ) -> std::sync::Arc<dyn crate::cluster::ClusterView> {
-    let followed: std::collections::BTreeSet<(String, String)> = config.cluster_kinds().into_iter().collect();
+    let followed: std::collections::BTreeSet<(String, String)> =
+        config.cluster_kinds().into_iter().chain(definitions(config)).collect();
     let groups: std::collections::BTreeSet<&str> = followed.iter().map(|(g, _)| g.as_str()).collect();
     let keep = |g: &str, k: &str| followed.contains(&(g.to_string(), k.to_string()));
     let mut objects = Vec::new();

@@ -202,7 +202,7 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let published: Option<std::sync::Arc<dyn crate::cluster::ClusterView>> =
         match (&args.context, &args.cluster) {
             (Some(dir), _) => Some(std::sync::Arc::new(OfflineCluster::load_dir(dir)?)),
-            (None, Some(context)) => Some(super::live_cluster(context, &config)?),
+            (None, Some(context)) => Some(super::live_cluster(context, &config, Vec::new())?),
             (None, None) => None,
         };
     let mut d = match &published {

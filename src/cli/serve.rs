@@ -239,11 +239,12 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 crate::cluster::live::Following { watch_timeout: config.watch_timeout, ..Default::default() };
             writer =
                 Some(kube::Client::try_from(kube_config.clone()).context("cannot build the cluster client")?);
-            Arc::new(crate::cluster::live::LiveCluster::connect(
-                kube_config,
-                config.cluster_kinds(),
-                following,
-            )?)
+            // Custom resources judged at admission need their definitions at hand.
+            let mut kinds = config.cluster_kinds();
+            if config.custom_resources.admission {
+                kinds.extend(config.definition_kinds());
+            }
+            Arc::new(crate::cluster::live::LiveCluster::connect(kube_config, kinds, following)?)
         }
     };
 

@@ -68,7 +68,7 @@ fn context_or_cluster(
     config: &crate::config::Config,
 ) -> anyhow::Result<std::sync::Arc<dyn crate::cluster::ClusterView>> {
     match (context, cluster) {
-        (_, Some(name)) => super::live_cluster(name, config),
+        (_, Some(name)) => super::live_cluster(name, config, Vec::new()),
         (Some(dir), None) => Ok(std::sync::Arc::new(OfflineCluster::load_dir(dir)?)),
         (None, None) => anyhow::bail!("give --context DIR or --cluster [CONTEXT]"),
     }

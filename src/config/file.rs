@@ -51,6 +51,9 @@ pub struct ConfigFile {
     /// Server knobs that belong in the file rather than flags.
     #[serde(default)]
     pub server: Server,
+    /// `customResources`.
+    #[serde(default)]
+    pub custom_resources: CustomResources,
 }
 
 /// `metadata`.
@@ -162,4 +165,16 @@ pub struct Server {
     /// Bytes of review bodies held at once.
     #[serde(default)]
     pub max_buffered_bytes: Option<usize>,
+}
+
+/// `customResources`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomResources {
+    /// Whether `covenant check` validates custom resources against their definitions.
+    #[serde(default)]
+    pub check: Option<bool>,
+    /// Whether the webhook does.
+    #[serde(default)]
+    pub admission: Option<bool>,
 }

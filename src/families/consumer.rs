@@ -13,8 +13,7 @@
 //! below the support window, and CVN-410 warns when a construct version still pinned is
 //! deleted.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -49,32 +48,12 @@ fn schema_of(spec: &Value, section: &str) -> Section {
 }
 
 /// A construct's schema section as read: absent, loaded, or why it cannot be read.
-type Section = Result<Option<Arc<crate::schema::Schema>>, String>;
+type Section = super::loaded::Read;
 
-/// How many loaded schemas the cache holds before it starts over.
-const SCHEMA_CACHE: usize = 1024;
-
-/// The loaded schemas of stored objects (constructs, and the constructs a release froze).
-/// An object of the cluster is known by (uid, resourceVersion): its resourceVersion changes
-/// with every write, so an entry never goes stale. An object without them (read from a file,
-/// the offline view) is known by the allocation that holds it: a stored object is never
-/// changed in place, and the entry keeps a weak reference to it, so that allocation cannot
-/// be reused for another object while the entry lasts. Bounded: emptied when full. A cache of
-/// a pure function of its key, so the engine stays pure.
+/// The loaded schema sections of stored objects (constructs, and the constructs a release
+/// froze), read once each.
 #[derive(Debug, Default)]
-struct Schemas(Mutex<HashMap<SchemaKey, Entry>>);
-
-/// A loaded section, with the weak reference that keeps a held object's allocation reserved.
-type Entry = (Option<Weak<Value>>, Section);
-
-/// Who the object is, and the pointer to the section.
-#[derive(Debug, PartialEq, Eq, Hash)]
-enum SchemaKey {
-    /// (uid, resourceVersion, section).
-    Stored(String, String, String),
-    /// (the object's address, section), held by the entry's weak reference.
-    Held(usize, String),
-}
+struct Schemas(super::loaded::Loaded);
 
 impl Schemas {
     /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`,
@@ -85,26 +64,9 @@ impl Schemas {
 
     /// The schema under `section`, as read.
     fn read(&self, owner: &Arc<Value>, spec: &str, section: &str) -> Section {
-        let id = |p: &str| owner.at(p).and_then(Value::as_str);
-        let (key, held) = match (id("/metadata/uid"), id("/metadata/resourceVersion")) {
-            (Some(uid), Some(version)) => {
-                (SchemaKey::Stored(uid.to_string(), version.to_string(), format!("{spec}/{section}")), None)
-            }
-            _ => (
-                SchemaKey::Held(Arc::as_ptr(owner) as usize, format!("{spec}/{section}")),
-                Some(Arc::downgrade(owner)),
-            ),
-        };
-        if let Some((_, hit)) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return hit.clone();
-        }
-        let loaded = owner.at(spec).map_or(Ok(None), |s| schema_of(s, section));
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= SCHEMA_CACHE {
-            map.clear();
-        }
-        map.insert(key, (held, loaded.clone()));
-        loaded
+        self.0.read(owner, &format!("{spec}/{section}"), |o| {
+            o.at(spec).map_or(Ok(None), |s| schema_of(s, section))
+        })
     }
 }
 

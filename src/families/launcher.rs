@@ -554,7 +554,7 @@ impl Launcher {
     }
 
     fn property_finding(&self, owner: &str, hints: Option<&[Hint]>, v: Violation, cx: &mut Context<'_>) {
-        let (id, pointer, args) = property_problem(owner, hints, v);
+        let (id, pointer, args) = property_problem(owner, hints, None, v);
         cx.report(id, pointer, args);
     }
 }
@@ -568,19 +568,22 @@ fn pointer(parts: &[&str]) -> String {
 }
 
 /// The finding for one problem with authored properties of `owner` (a component's, a trait's,
-/// a package's parameters, a capability binding's rendering): an undeclared key is CVN-102
-/// (with the nearest name and any hint of the type), a missing nested key CVN-104, anything
-/// else about a value CVN-103. The rule id, pointer and message arguments.
+/// a package's parameters, a capability binding's rendering; or, with `resource`, a custom
+/// resource's fields against its definition): an undeclared key is CVN-102 (with the nearest
+/// name and any hint of the type), a missing key CVN-104, anything else about a value
+/// CVN-103. The rule id, pointer and message arguments.
 pub fn property_problem(
     owner: &str,
     hints: Option<&[Hint]>,
+    resource: Option<&str>,
     v: Violation,
 ) -> (&'static str, String, Vec<(&'static str, String)>) {
-    let property = if v.at.path.is_empty() { "properties".to_string() } else { v.at.path.clone() };
-    let said = v.message();
+    let property = match (v.at.path.is_empty(), resource) {
+        (false, _) => v.at.path.clone(),
+        (true, None) => "properties".to_string(),
+        (true, Some(_)) => "(object)".to_string(),
+    };
     let pointer = v.at.pointer;
-    let typed =
-        |expected: String, found: String| ("CVN-103", type_args(property.clone(), owner, expected, found));
     let (id, args) = match v.problem {
         Problem::Undeclared { key, allowed, nearest } => {
             let mut suggestion = nearest.map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
@@ -600,29 +603,44 @@ pub fn property_problem(
             ("CVN-102", args)
         }
         Problem::Missing { key } => {
-            let path = if v.at.path.is_empty() {
-                format!("{owner} properties")
-            } else {
-                format!("{owner} properties.{}", v.at.path)
+            let (path, supply) = match resource {
+                None if v.at.path.is_empty() => (format!("{owner} properties"), CAPABILITY),
+                None => (format!("{owner} properties.{}", v.at.path), CAPABILITY),
+                Some(r) if v.at.path.is_empty() => (r.to_string(), ""),
+                Some(r) => (format!("{} of {r}", v.at.path), ""),
             };
-            ("CVN-104", vec![("key", key), ("path", path)])
+            ("CVN-104", vec![("key", key), ("path", path), ("supply", supply.to_string())])
         }
-        Problem::Type { expected, found } | Problem::Bound { expected, found } => typed(expected, found),
-        Problem::OutOfRange { found } => typed("an integer within the 64-bit range".to_string(), found),
-        Problem::NotInEnum { found, allowed } => typed(format!("one of [{}]", allowed.join(", ")), found),
-        Problem::Branch { keyword, accepted } => {
-            typed(format!("a value {keyword} accepts"), format!("one that {accepted} of its members accept"))
+        problem => {
+            let (expected, found) = expected_found(problem);
+            ("CVN-103", type_args(property.clone(), owner, expected, found))
         }
-        // Only an evaluating walk reports these; the launcher's walk is not one. Should
-        // it become one, they are property-type findings like the rest.
-        Problem::Pattern { .. }
-        | Problem::Format { .. }
-        | Problem::Rule { .. }
-        | Problem::Not { .. }
-        | Problem::Duplicate { .. }
-        | Problem::ListType { .. } => typed(said, String::new()),
     };
     (id, pointer, args)
+}
+
+/// How a missing key's help offers the launcher's other way to supply it.
+const CAPABILITY: &str = ", or supply it through a cluster profile capability";
+
+/// What a value problem expected and found, in the words of CVN-103's message.
+fn expected_found(problem: Problem) -> (String, String) {
+    match problem {
+        Problem::Type { expected, found } | Problem::Bound { expected, found } => (expected, found),
+        Problem::OutOfRange { found } => ("an integer within the 64-bit range".to_string(), found),
+        Problem::NotInEnum { found, allowed } => (format!("one of [{}]", allowed.join(", ")), found),
+        Problem::Branch { keyword, accepted } => {
+            (format!("a value {keyword} accepts"), format!("one that {accepted} of its members accept"))
+        }
+        Problem::Pattern { pattern, found } => (format!("a string matching {pattern:?}"), found),
+        Problem::Format { format, found } => (format!("a string of format {format:?}"), found),
+        Problem::Rule { message } => (message, "a value that fails it".to_string()),
+        Problem::Not { found } => ("a value the `not` schema refuses".to_string(), found),
+        Problem::Duplicate { found } => ("unique items (uniqueItems)".to_string(), format!("{found} twice")),
+        Problem::ListType { detail } => ("a list as its x-kubernetes-list-type says".to_string(), detail),
+        // Reported as CVN-102 and CVN-104 by `property_problem`.
+        Problem::Undeclared { key, .. } => ("a declared key".to_string(), format!("\"{key}\"")),
+        Problem::Missing { key } => (format!("\"{key}\""), "nothing".to_string()),
+    }
 }
 
 /// A Package's contract: its parameters as one object schema (each parameter a property of

@@ -1225,7 +1225,7 @@ fn report_structural(s: Structural, subject: &str, cx: &mut Context<'_>) {
 /// composition selection, references, connection secrets, `spec.crossplane` in v2) and its
 /// status: a live object carries them whatever the XRD declares, so the proof of an XRD's
 /// tightening reads them as open, as Crossplane's generated CRDs declare them.
-fn crossplane_machinery(schema: &mut Schema) {
+pub(crate) fn crossplane_machinery(schema: &mut Schema) {
     const SPEC: [&str; 13] = [
         "claimRef",
         "compositeDeletePolicy",

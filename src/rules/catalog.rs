@@ -42,9 +42,9 @@ pub static CATALOG: &[RuleMeta] = &[
         "property \"{property}\" of {owner}: expected {expected}, found {found}",
         "change the value to match the declared type", DOC_103),
     row("CVN-104", "missing-required", Strictness, Deny, Live,
-        "Checks that nested required keys are present after the capability merge.",
+        "Checks that required keys are present (a launcher's nested ones after the capability merge; a custom resource's after its defaults).",
         "required key \"{key}\" is missing from {path}",
-        "add the key, or supply it through a cluster profile capability", DOC_104),
+        "add the key{supply}", DOC_104),
     row("CVN-105", "unknown-type", Strictness, Deny, Live,
         "Checks that every component, trait and policy type names a registered type.",
         "{category} type \"{type}\" is not registered{suggestion}",
@@ -351,6 +351,14 @@ A `helmchart` component written for the removed composite (a key such as `source
 or `delivery`) is refused with a pointer to `helm`: `helmchart` now projects the Flux
 HelmChart source.
 
+A custom resource, or a Crossplane composite or claim, is held to the served version of the
+CRD or XRD that defines it, as the API server holds it under strict field validation: a field
+its schema does not declare (`spec.parentRefz` in an HTTPRoute) is refused with the declared
+fields and the nearest one, and so is a metadata field ObjectMeta lacks (`metadata.lables`).
+`covenant check` does this for every definition among the checked files, `--context` or
+`--cluster` (`customResources.check`); the webhook only when `customResources.admission` is
+on, since the API server already validates what it serves.
+
 ## Why it matters
 
 An undeclared key used to decode into a map and be dropped: the author wrote `tls: true`
@@ -400,6 +408,13 @@ that does. An enum compares strings exactly and numbers numerically (`80` equals
 until its parameter is substituted (`--package`, `--values`); an unresolved placeholder is
 not a type error.
 
+A custom resource (or a Crossplane composite or claim) checked against its CRD or XRD is held
+to every keyword its served version states, after the defaults that version states are
+applied, as the API server applies them: types, enums, bounds, `pattern`, `format`,
+`uniqueItems`, list types and `x-kubernetes-validations` CEL rules (with the rule's message).
+What covenant cannot evaluate (a CEL function it lacks, a rule past the evaluation bounds, a
+format it does not know) is a warning of this rule naming it, never a silent pass.
+
 ## Why it matters
 
 A handler reads the value as the type it declared. A string where an integer was expected
@@ -444,6 +459,10 @@ When `covenant check --profile cluster.yaml` is given, the binding a trait resol
 partial nested override that relies on the rendering for a required sibling is accepted.
 Inside list items, required keys are checked as written: a rendering never merges into a
 list.
+
+A custom resource checked against its CRD or XRD has its required keys checked at every
+level, after the defaults its definition states are applied (a required key with a default is
+never missing).
 
 ## Why it matters
 

@@ -836,17 +836,7 @@ fn check_reads_a_live_cluster_through_a_kubeconfig_context() {
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let server = common::apiserver::FakeServer::start(fake);
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("config");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster: {{server: \"http://{}\"}}\n\
-             users:\n- name: me\n  user: {{}}\ncontexts:\n- name: stand-in\n  context: {{cluster: stand-in, user: me}}\n\
-             current-context: stand-in\n",
-            server.addr
-        ),
-    )
-    .unwrap();
+    let kubeconfig = common::apiserver::kubeconfig(dir.path(), server.addr);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))

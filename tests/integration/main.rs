@@ -19,6 +19,7 @@ mod cli;
 mod conformance;
 mod console;
 mod contract;
+mod custom_resources;
 mod deploy;
 mod events;
 mod evolution;

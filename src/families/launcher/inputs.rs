@@ -199,7 +199,7 @@ impl Inputs {
             validate(schema, doc, &at, Required::Everywhere)
                 .violations
                 .into_iter()
-                .map(|v| super::property_problem(&owner, None, v))
+                .map(|v| super::property_problem(&owner, None, None, v))
                 .collect(),
         )
     }
@@ -242,7 +242,7 @@ impl Inputs {
             let base = crate::pointer::Location::new(format!("{at}/rendering"), "");
             let owner = format!("spec.capabilities.{key} (CapabilityDefinition {trait_type})");
             for v in validate(&schema, &rendering, &base, Required::Everywhere).violations {
-                out.push(super::property_problem(&owner, None, v));
+                out.push(super::property_problem(&owner, None, None, v));
             }
         }
         out

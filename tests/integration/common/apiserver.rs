@@ -491,3 +491,19 @@ fn run(shared: Shared, at: SocketAddr) -> (tokio::runtime::Runtime, SocketAddr, 
     });
     (rt, addr, Serving { task, shut_down })
 }
+
+/// A kubeconfig in `dir` whose context `stand-in` (the current one) reaches the stand-in API
+/// server at `addr` without credentials.
+pub fn kubeconfig(dir: &std::path::Path, addr: SocketAddr) -> std::path::PathBuf {
+    let path = dir.join("config");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster: {{server: \"http://{addr}\"}}\n\
+             users:\n- name: me\n  user: {{}}\ncontexts:\n- name: stand-in\n  context: {{cluster: stand-in, user: me}}\n\
+             current-context: stand-in\n"
+        ),
+    )
+    .unwrap();
+    path
+}
