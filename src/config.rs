@@ -110,6 +110,8 @@ pub struct Config {
     pub buffered_bytes: usize,
     /// Where custom resources are validated against their CRD or XRD.
     pub custom_resources: CustomResources,
+    /// Whether `covenant check` holds Kubernetes' own kinds to the schemas covenant carries.
+    pub kubernetes_kinds: bool,
 }
 
 /// Where custom resources (and Crossplane composites and claims) are validated against the
@@ -570,6 +572,7 @@ fn resolve(
                 check: file.custom_resources.check.unwrap_or(true),
                 admission: file.custom_resources.admission.unwrap_or(false),
             },
+            kubernetes_kinds: file.kubernetes_kinds.check.unwrap_or(true),
             reviews_in_flight,
             buffered_bytes,
         },

@@ -141,8 +141,8 @@ impl Engine {
             families.add(Box::new(Launcher::new(&config.registry, inputs)));
         }
         let custom = config.custom_resources;
-        if custom.check || custom.admission {
-            families.add(Box::new(crate::families::defined::Defined::new(custom.admission)));
+        if custom.check || custom.admission || config.kubernetes_kinds {
+            families.add(Box::new(crate::families::defined::Defined::new(custom, config.kubernetes_kinds)));
         }
         Engine {
             rules: config.rules.clone(),
@@ -593,8 +593,14 @@ mod tests {
         let v = e.evaluate(&subject("a", "x", "u", None), &EmptyCluster);
         assert_eq!(v.family, Some("versioned"));
         assert!(v.denied());
-        let pod =
+        // A Pod read from a file is held to Kubernetes' schema of it (`kubernetesKinds`); at
+        // admission the API server validates it, and covenant is not concerned.
+        let mut pod =
             Subject::from_document(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}));
+        let v = e.evaluate(&pod, &EmptyCluster);
+        assert_eq!(v.family, Some("defined"));
+        assert!(v.findings.is_empty());
+        pod.admitted = true;
         let v = e.evaluate(&pod, &EmptyCluster);
         assert_eq!(v.family, None);
         assert!(v.findings.is_empty());
@@ -602,6 +608,7 @@ mod tests {
         let raw = bytes::Bytes::from_static(b"{\"kind\":\"Pod\"}");
         let mut pod = Subject::from_document(json!({}));
         pod.gvk = crate::subject::Gvk::from_api_version("v1", "Pod");
+        pod.admitted = true;
         pod.object = Some(crate::subject::Object::from_raw(raw));
         e.evaluate(&pod, &EmptyCluster);
         assert!(!pod.object.as_ref().unwrap().is_parsed());

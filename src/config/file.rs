@@ -54,6 +54,9 @@ pub struct ConfigFile {
     /// `customResources`.
     #[serde(default)]
     pub custom_resources: CustomResources,
+    /// `kubernetesKinds`.
+    #[serde(default)]
+    pub kubernetes_kinds: KubernetesKinds,
 }
 
 /// `metadata`.
@@ -177,4 +180,13 @@ pub struct CustomResources {
     /// Whether the webhook does.
     #[serde(default)]
     pub admission: Option<bool>,
+}
+
+/// `kubernetesKinds`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubernetesKinds {
+    /// Whether `covenant check` holds Kubernetes' own kinds to their schemas.
+    #[serde(default)]
+    pub check: Option<bool>,
 }

@@ -12,6 +12,8 @@
 //! custom resources it serves) only when the config asks (`customResources.admission`).
 //! A kind nothing defines is not this family's: it stays unjudged, as before.
 
+pub mod kubernetes;
+
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -49,16 +51,20 @@ const WHOLE_SCHEMA: &str = "/spec/validation/openAPIV3Schema";
 /// The family.
 #[derive(Debug, Default)]
 pub struct Defined {
-    /// Whether objects under admission are judged (`customResources.admission`); objects read
-    /// from files are judged whenever the family is on.
+    /// Whether custom resources read from files are judged (`customResources.check`).
+    check: bool,
+    /// Whether custom resources under admission are judged (`customResources.admission`).
     admission: bool,
+    /// Whether Kubernetes' own kinds read from files are judged (`kubernetesKinds.check`);
+    /// never under admission, where the API server validates them itself.
+    kubernetes: bool,
     schemas: Loaded,
 }
 
 impl Defined {
-    /// The family; `admission`: whether the webhook's objects are judged too.
-    pub fn new(admission: bool) -> Defined {
-        Defined { admission, schemas: Loaded::default() }
+    /// The family, judging what the config's switches say.
+    pub fn new(custom: crate::config::CustomResources, kubernetes: bool) -> Defined {
+        Defined { check: custom.check, admission: custom.admission, kubernetes, schemas: Loaded::default() }
     }
 }
 
@@ -135,7 +141,20 @@ impl Family for Defined {
     }
 
     fn check(&self, subject: &Subject, cx: &mut Context<'_>) {
-        if (subject.admitted && !self.admission) || subject.operation == Operation::Delete {
+        if subject.operation == Operation::Delete {
+            cx.decline();
+            return;
+        }
+        if !subject.admitted && self.kubernetes {
+            let gvk = &subject.gvk;
+            if let Some(schema) = kubernetes::schema(&gvk.group, &gvk.version, &gvk.kind) {
+                let owner =
+                    format!("{} {} (Kubernetes {} schema)", api_version(subject), gvk.kind, kubernetes::K8S);
+                self.hold(subject, schema.map(Some), &owner, cx);
+                return;
+            }
+        }
+        if !(if subject.admitted { self.admission } else { self.check }) {
             cx.decline();
             return;
         }
@@ -165,7 +184,25 @@ impl Family for Defined {
             return;
         }
         let owner = definition.owner(version);
-        let schema = match self.schema(&definition, version) {
+        self.hold(subject, self.schema(&definition, version), &owner, cx);
+    }
+}
+
+/// `apps/v1`, or `v1` for the core group.
+fn api_version(subject: &Subject) -> String {
+    match subject.gvk.group.as_str() {
+        "" => subject.gvk.version.clone(),
+        group => format!("{group}/{}", subject.gvk.version),
+    }
+}
+
+impl Defined {
+    /// Hold the subject's object to `schema` (as read), after the defaults it states: every
+    /// problem a finding, and what covenant cannot evaluate a warning.
+    fn hold(&self, subject: &Subject, schema: Read, owner: &str, cx: &mut Context<'_>) {
+        let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
+        let resource = resource(subject, doc);
+        let schema = match schema {
             Ok(Some(schema)) => schema,
             // A version that states no schema (apiextensions.k8s.io/v1beta1 allowed it) takes
             // any value: there is nothing to hold the object to.
@@ -173,7 +210,7 @@ impl Family for Defined {
             Err(why) => {
                 let found =
                     format!("a schema covenant cannot read ({why}), so nothing of {resource} was checked");
-                unprovable(&owner, found, cx);
+                unprovable(owner, found, cx);
                 return;
             }
         };
@@ -189,16 +226,14 @@ impl Family for Defined {
             (outcome, std::mem::take(&mut ev.unprovable))
         });
         for v in outcome.violations {
-            let (id, pointer, args) = property_problem(&owner, None, Some(&resource), v);
+            let (id, pointer, args) = property_problem(owner, None, Some(&resource), v);
             cx.report(id, pointer, args);
         }
         for why in unprovables {
-            unprovable(&owner, format!("a value covenant cannot fully check: {why}"), cx);
+            unprovable(owner, format!("a value covenant cannot fully check: {why}"), cx);
         }
     }
-}
 
-impl Defined {
     /// The schema `version` of `definition` holds an object to: its own, with the members the
     /// API server owns (apiVersion, kind, metadata as ObjectMeta) and, for an XRD, Crossplane's
     /// machinery and status, as the CRD Crossplane generates from it declares them.

@@ -358,6 +358,9 @@ fields and the nearest one, and so is a metadata field ObjectMeta lacks (`metada
 `covenant check` does this for every definition among the checked files, `--context` or
 `--cluster` (`customResources.check`); the webhook only when `customResources.admission` is
 on, since the API server already validates what it serves.
+Kubernetes' own kinds (a Deployment's `spec.replicaz`) are held to the schemas covenant
+carries for them (Kubernetes 1.33, from the k8s-openapi crate) by `covenant check` only
+(`kubernetesKinds.check`).
 
 ## Why it matters
 

@@ -54,13 +54,14 @@ fn junit_has_one_case_per_document_and_github_annotates() {
     // A document no rule concerns is a case of its own, skipped with the reason.
     let dir = tempfile::tempdir().unwrap();
     let config_map = dir.path().join("settings.yaml");
-    std::fs::write(&config_map, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n").unwrap();
+    std::fs::write(&config_map, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: settings}\n")
+        .unwrap();
     let xml = run(&["--output", "junit"], &[&daemonset(), &minimal(), &config_map], 1);
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"covenant\" tests=\"3\" failures=\"1\" skipped=\"1\">"), "{xml}");
     assert_eq!(xml.matches("<testcase ").count(), 3);
     assert_eq!(xml.matches("</testcase>").count(), 3);
     assert!(
-        xml.contains("name=\"ConfigMap settings (document 0)\">\n      <skipped message=\"no rule concerns v1 ConfigMap\"/>"),
+        xml.contains("name=\"Widget settings (document 0)\">\n      <skipped message=\"no rule concerns example.com/v1 Widget\"/>"),
         "{xml}"
     );
     assert_eq!(xml.matches("<failure ").count(), 1);

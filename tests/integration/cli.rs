@@ -177,7 +177,7 @@ fn inputs_that_hold_no_document_are_said_and_a_check_of_nothing_fails() {
     );
 }
 
-/// A document of a kind no rule judges (a Deployment, a ConfigMap) passes, and the summary
+/// A document of a kind no rule judges (a custom resource whose CRD is not given) passes, and the summary
 /// says it was not judged rather than counting it with the judged: text names the kinds,
 /// JSON lists each document.
 #[test]
@@ -186,7 +186,7 @@ fn documents_no_rule_concerns_are_said_in_the_summary() {
     let manifests = dir.path().join("manifests.yaml");
     std::fs::write(
         &manifests,
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicaz: 3}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+        "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: web}\nspec: {endpointz: []}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: b}\n",
     )
     .unwrap();
     let good = versioned_dir().join("docs/good.yaml");
@@ -194,7 +194,12 @@ fn documents_no_rule_concerns_are_said_in_the_summary() {
     let out =
         covenant().arg("check").arg("--config").arg(&config).arg(&manifests).arg(&good).assert().code(0);
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(text.ends_with("; 3 of kinds no rule judges (apps/v1 Deployment, v1 ConfigMap)\n"), "{text}");
+    assert!(
+        text.ends_with(
+            "; 3 of kinds no rule judges (example.com/v1 Widget, monitoring.coreos.com/v1 ServiceMonitor)\n"
+        ),
+        "{text}"
+    );
     let out = covenant()
         .args(["check", "--output", "json", "--config"])
         .arg(&config)
@@ -206,7 +211,7 @@ fn documents_no_rule_concerns_are_said_in_the_summary() {
     assert_eq!(report["summary"]["unjudged"], 3);
     assert_eq!(
         report["unjudged"][0],
-        serde_json::json!({"file": manifests.display().to_string(), "document": 0, "item": null, "apiVersion": "apps/v1", "kind": "Deployment"})
+        serde_json::json!({"file": manifests.display().to_string(), "document": 0, "item": null, "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor"})
     );
     // Every document judged: nothing more is said.
     let out = covenant().arg("check").arg("--config").arg(&config).arg(&good).assert().code(0);
@@ -397,7 +402,7 @@ fn a_file_that_is_not_utf8_is_one_finding_and_the_run_goes_on() {
 /// after it are never left unread in silence, and the one it is in is not judged half-read.
 #[test]
 fn a_control_character_is_a_finding_where_it_is_not_the_end_of_the_file() {
-    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n\
+    let text = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a}\n---\n\
                 apiVersion: v1\nkind: ConfigMap\nmetadata: # \u{0}\n  name: b\n---\n\
                 kind: Application\nmetadata: {name: c}\n";
     let dir = tempfile::tempdir().unwrap();
@@ -815,7 +820,7 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\nbroken: [\n";
-    let good = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n";
+    let good = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: good}\n";
     for (path, text) in [
         (".git/objects/x.yaml", bad),
         ("charts/web/values.yaml", bad),
@@ -838,7 +843,7 @@ fn directory_walks_skip_git_honour_exclude_and_survive_symlink_loops() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(
-        text.ends_with("1 document(s) checked: 0 denied, 0 warned, 0 audited; 1 of kinds no rule judges (v1 ConfigMap)\n"),
+        text.ends_with("1 document(s) checked: 0 denied, 0 warned, 0 audited; 1 of kinds no rule judges (example.com/v1 Widget)\n"),
         "{text}"
     );
     assert_eq!(text.matches("already walked").count(), 1, "{text}");

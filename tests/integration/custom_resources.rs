@@ -248,3 +248,70 @@ fn check_takes_definitions_from_a_live_cluster() {
     assert!(text.contains("error[CVN-106] /apiVersion"), "{text}");
     assert!(!text.contains("no rule judges"), "{text}");
 }
+
+/// Kubernetes' own kinds, held by `check` to the schemas k8s-openapi carries (Kubernetes 1.33):
+/// the issue's `spec.replicaz` with the nearest field, a string where an int32 port is
+/// declared, a container without its required name, a ConfigMap value that is not a string;
+/// an int-or-string port name and quantities written as numbers pass, as the API server
+/// takes them. `kubernetesKinds.check: false` leaves them unjudged, and the webhook never
+/// judges them.
+#[tokio::test]
+async fn check_holds_kubernetes_kinds_to_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("web.yaml");
+    std::fs::write(
+        &manifests,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicaz: 3\n  \
+         selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      \
+         containers:\n      - name: web\n        image: nginx:1.27\n        ports: [{containerPort: \"http\"}]\n        \
+         resources: {limits: {cpu: 1, memory: 128Mi}}\n      - image: sidecar:1\n---\n\
+         apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: http}]\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\", b: 2}\n",
+    )
+    .unwrap();
+    let out = covenant(&["check", "--output", "json"], std::slice::from_ref(&manifests));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(u64, &str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (f["document"].as_u64().unwrap(), f["rule"].as_str().unwrap(), f["pointer"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (0, "CVN-102", "/spec/replicaz"),
+            (0, "CVN-103", "/spec/template/spec/containers/0/ports/0/containerPort"),
+            (0, "CVN-104", "/spec/template/spec/containers/1"),
+            (2, "CVN-103", "/data/b"),
+        ]
+    );
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("not declared by apps/v1 Deployment (Kubernetes 1.33 schema)"), "{message}");
+    assert!(report["findings"][0]["help"].as_str().unwrap().contains("did you mean \"replicas\"?"));
+    assert_eq!(report["summary"]["unjudged"], 0);
+
+    let config = dir.path().join("covenant.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nkubernetesKinds:\n  check: false\n",
+    )
+    .unwrap();
+    let off = covenant(&["check", "--config", config.to_str().unwrap()], std::slice::from_ref(&manifests));
+    let said = String::from_utf8_lossy(&off.stdout);
+    assert_eq!(off.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("3 of kinds no rule judges (apps/v1 Deployment, v1 ConfigMap, v1 Service)"),
+        "{said}"
+    );
+
+    // At admission the API server validates its own kinds: covenant lets the Deployment be.
+    let deployment = objects(std::slice::from_ref(&manifests)).remove(0);
+    let server = TestServer::with(Setup::default()).await;
+    let body = review("k1", "apps", "Deployment", deployment).to_string();
+    let answer: Value = post(&server.h2(), &server.url("/api/v0/validate"), body).await.json().await.unwrap();
+    assert_eq!(answer["response"]["allowed"], json!(true), "{answer}");
+}

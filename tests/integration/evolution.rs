@@ -153,8 +153,8 @@ fn check_reads_a_list_document_as_its_items() {
     let (base, head) = (dir.path().join("base"), dir.path().join("head"));
     std::fs::create_dir_all(&base).unwrap();
     std::fs::create_dir_all(&head).unwrap();
-    // `kubectl get -o yaml` output: a ConfigMap and the CRD, before and after a tightening.
-    let configmap = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: settings}";
+    // `kubectl get -o yaml` output: a custom resource and the CRD, before and after a tightening.
+    let configmap = "- apiVersion: example.com/v1\n  kind: Gadget\n  metadata: {name: settings}";
     let list = |crd: &str| {
         format!(
             "apiVersion: v1\nkind: List\nitems:\n{configmap}\n{}\n",
@@ -165,12 +165,13 @@ fn check_reads_a_list_document_as_its_items() {
     let listed = list("input.yaml");
     std::fs::write(head.join("crds.yaml"), &listed).unwrap();
     // Each item judged as the object it is, paired with its previous version; the finding is
-    // at the tightened line of the file, and the ConfigMap is said to be unjudged.
+    // at the tightened line of the file, and the Gadget (no CRD for it given) is said to be
+    // unjudged.
     let line = listed.lines().position(|l| l.contains("maxLength: 40")).unwrap() + 1;
     let text = stdout(enforced().arg(&head).arg("--base").arg(&base), 1);
     assert!(text.contains(&format!("crds.yaml:{line}:")) && text.contains("error[CVN-205]"), "{text}");
     assert!(text.contains("2 document(s) checked: 1 denied (in 1 document)"), "{text}");
-    assert!(text.contains("1 of kinds no rule judges (v1 ConfigMap)"), "{text}");
+    assert!(text.contains("1 of kinds no rule judges (example.com/v1 Gadget)"), "{text}");
     // Unpaired, the CRD is new and nothing is tightened: no item is judged deleted either.
     stdout(enforced().arg(&head), 0);
     // A base directory that holds no document file is an error, not a base of nothing against
@@ -191,7 +192,7 @@ fn check_reads_a_list_document_as_its_items() {
     // JUnit: a case per item.
     let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "junit"]), 1);
     assert!(
-        out.contains("name=\"ConfigMap settings (document 0, item 0)\"") && out.contains("<skipped"),
+        out.contains("name=\"Gadget settings (document 0, item 0)\"") && out.contains("<skipped"),
         "{out}"
     );
     assert!(

@@ -216,6 +216,42 @@ fn the_served_webhook_writes_nothing_but_its_log_lines() {
     }
 }
 
+/// The time this process's threads spent runnable but not running, summed (the kernel's run
+/// delay, `/proc/self/task/*/schedstat`): how much a busy machine kept the test from running.
+fn run_delay() -> Duration {
+    let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten();
+    let ns: u64 = tasks
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        .sum();
+    Duration::from_nanos(ns)
+}
+
+/// `wait`, bounded: it fails after 10 s without an outcome, unless in those 10 s the process
+/// spent 2 s or more waiting for a CPU (a loaded machine starving it, not a hang: a hung wait
+/// is idle) — then it waits again, 60 s at most in all. The failure names how long the process
+/// waited for a CPU, so a starved run is told from a hang.
+async fn patiently<F: std::future::Future>(wait: F, what: impl Fn() -> String) -> F::Output {
+    tokio::pin!(wait);
+    let began = std::time::Instant::now();
+    loop {
+        let before = run_delay();
+        match tokio::time::timeout(Duration::from_secs(10), &mut wait).await {
+            Ok(outcome) => return outcome,
+            Err(_) => {
+                let starved = run_delay().saturating_sub(before);
+                if starved < Duration::from_secs(2) || began.elapsed() > Duration::from_secs(60) {
+                    panic!(
+                        "{} within {:.1?} (the process waited {starved:.1?} for a CPU in the last 10 s)",
+                        what(),
+                        began.elapsed()
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Drains finish their answers: over one multiplexed HTTP/2 connection carrying a steady load
 /// (as the apiserver's Go client multiplexes), a shutdown lets every stream the server took
 /// write its whole answer. An answer whose head arrived always arrives whole; a stream the
@@ -269,18 +305,16 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
                         let hung = |at: &str| {
                             let (connection, stopped) = ended.lock().unwrap().clone();
                             format!(
-                                "worker {worker}, request {request_no}: no {at} within 10 s ({whole} whole before); \
+                                "worker {worker}, request {request_no}: no {at} ({whole} whole before); \
                                  client connection ended: {connection:?}; server stopped: {stopped}"
                             )
                         };
-                        let answered = tokio::time::timeout(Duration::from_secs(10), sender.send_request(request))
-                            .await
-                            .unwrap_or_else(|_| panic!("{}", hung("answer head")));
+                        let answered = patiently(sender.send_request(request), || hung("answer head")).await;
                         match answered {
                             Ok(resp) => {
-                                let read = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
-                                    .await
-                                    .unwrap_or_else(|_| panic!("{}", hung("end of the answer body")));
+                                let read =
+                                    patiently(resp.into_body().collect(), || hung("end of the answer body"))
+                                        .await;
                                 match read {
                                     Ok(b) => {
                                         let v: Value = serde_json::from_slice(&b.to_bytes()).unwrap();
@@ -311,15 +345,11 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
         });
         let (mut whole, mut cut) = (0, 0);
         for w in workers {
-            let (a, b, _) = tokio::time::timeout(Duration::from_secs(20), w).await.unwrap().unwrap();
+            let (a, b, _) = patiently(w, || "a client worker did not finish".to_string()).await.unwrap();
             whole += a;
             cut += b;
         }
-        tokio::time::timeout(Duration::from_secs(20), stopped)
-            .await
-            .expect("server did not stop")
-            .unwrap()
-            .unwrap();
+        patiently(stopped, || "the server did not stop".to_string()).await.unwrap().unwrap();
         let _ = connection.await;
         assert!(whole > 0, "run {run}: no answer before the drain");
         assert_eq!(cut, 0, "run {run}: {cut} answer(s) began and were cut off ({whole} whole)");
