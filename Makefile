@@ -84,6 +84,10 @@ push: ## push $(IMAGE) to its registry (set IMAGE=registry.example.com/covenant:
 console-test: ## the console's pages in Debian's headless chromium via chromedriver (apt install chromium chromium-driver); screenshots in target/console-screenshots
 	$(CARGO) test --test integration console:: -- --ignored --nocapture
 
+precommit-test: ## pre-commit itself (from PyPI, in a venv under target/) runs both hooks of .pre-commit-hooks.yaml at HEAD on a temporary repository
+	test -x $(TARGET_DIR)/precommit-venv/bin/pre-commit || { python3 -m venv $(TARGET_DIR)/precommit-venv && $(TARGET_DIR)/precommit-venv/bin/pip install -q pre-commit; }
+	PATH="$(abspath $(TARGET_DIR))/precommit-venv/bin:$$PATH" $(CARGO) test --test integration meets_ci::pre_commit -- --ignored --nocapture
+
 image-smoke: ## start $(IMAGE) exactly as deploy/ runs it, send reviews, SIGTERM it (needs a Docker daemon)
 	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test integration image:: -- --ignored --nocapture
 
@@ -116,4 +120,4 @@ deploy-render: install-overlay ## print the manifests `make deploy` applies (IMA
 deploy: install-overlay ## apply deploy/ to the current kubectl context with IMAGE=registry/covenant:tag
 	kubectl apply --server-side -k $(INSTALL_DIR)
 
-.PHONY: help run test lint fmt console-test bench bench-load bench-apiserver bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy
+.PHONY: help run test lint fmt console-test precommit-test bench bench-load bench-apiserver bench-instructions bench-burst soak fuzz docs certs static image push image-smoke dist deploy-vap deploy-config install-overlay deploy-render deploy

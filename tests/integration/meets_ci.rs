@@ -86,6 +86,10 @@ fn the_pre_commit_hooks_check_the_staged_files() {
         let files = regex::Regex::new(hook["files"].as_str().unwrap()).unwrap();
         assert!(files.is_match("platform/web.yaml") && files.is_match("a.yml") && files.is_match("b.json"));
         assert!(!files.is_match("README.md"));
+        // pre-commit's own config and workflow files are not platform documents.
+        let exclude = regex::Regex::new(hook["exclude"].as_str().unwrap()).unwrap();
+        assert!(exclude.is_match(".pre-commit-config.yaml") && exclude.is_match(".github/workflows/ci.yml"));
+        assert!(!exclude.is_match("platform/web.yaml"));
     }
     assert_eq!(hooks[0]["language"], "rust", "pre-commit builds it with cargo");
     assert_eq!(hooks[1]["language"], "system");
@@ -130,4 +134,69 @@ fn kubectl_covenant_runs_covenant_as_a_kubectl_plugin() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("error[CVN-406]"));
+}
+
+/// pre-commit itself (from PyPI; `make precommit-test` installs it in a venv and runs this)
+/// runs both hooks from this repository at HEAD on a temporary git repository: `covenant-check`
+/// built by pre-commit with cargo, `covenant-check-system` with the covenant on PATH. A staged
+/// Component pinned to "9" beside its published type fails the commit, with the finding in
+/// pre-commit's output; fixed, the commit passes.
+#[test]
+#[ignore = "needs pre-commit on PATH: make precommit-test"]
+fn pre_commit_runs_both_hooks_on_a_temporary_repository() {
+    let head = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root()).output().unwrap();
+    assert!(head.status.success(), "the repository has a HEAD");
+    let head = String::from_utf8(head.stdout).unwrap().trim().to_string();
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("platform");
+    std::fs::create_dir_all(repo.join("apps")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=ci", "-c", "user.email=ci@example.com", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    std::fs::copy(root().join("examples/tour/platform/ruby-service.yaml"), repo.join("ruby-service.yaml"))
+        .unwrap();
+    let bakery = std::fs::read_to_string(root().join("examples/tour/apps/bakery.yaml")).unwrap();
+    std::fs::write(repo.join("apps/bakery.yaml"), &bakery).unwrap();
+    let bin = bin_dir("covenant");
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    for hook in ["covenant-check-system", "covenant-check"] {
+        std::fs::write(
+            repo.join(".pre-commit-config.yaml"),
+            format!("repos:\n- repo: {}\n  rev: {head}\n  hooks:\n  - id: {hook}\n", root().display()),
+        )
+        .unwrap();
+        git(&["add", "-A"]);
+        let run = || {
+            Command::new("pre-commit")
+                .args(["run", "--all-files"])
+                .current_dir(&repo)
+                .env("PATH", &path)
+                .env("PRE_COMMIT_HOME", work.path().join("cache"))
+                .output()
+                .expect("pre-commit on PATH (make precommit-test installs it)")
+        };
+        let out = run();
+        let said =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{hook}: a pin to 9 fails the commit:\n{said}");
+        assert!(said.contains("error[CVN-406]") && said.contains("Failed"), "{hook}:\n{said}");
+        // Fixed: every pin resolves, and the hook passes.
+        let fixed = bakery.replace("version: \"9\"", "version: \"2\"");
+        assert_ne!(fixed, bakery, "the tour's pin to 9 is where this test expects it");
+        std::fs::write(repo.join("apps/bakery.yaml"), &fixed).unwrap();
+        git(&["add", "-A"]);
+        let out = run();
+        let said =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{hook}:\n{said}");
+        assert!(said.contains("Passed"), "{hook}:\n{said}");
+        std::fs::write(repo.join("apps/bakery.yaml"), &bakery).unwrap();
+    }
 }
