@@ -136,6 +136,14 @@ fn kubectl_covenant_runs_covenant_as_a_kubectl_plugin() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("error[CVN-406]"));
 }
 
+/// The cargo target directory this build uses.
+fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    }
+}
+
 /// pre-commit itself (from PyPI; `make precommit-test` installs it in a venv and runs this)
 /// runs both hooks from this repository at HEAD on a temporary git repository: `covenant-check`
 /// built by pre-commit with cargo, `covenant-check-system` with the covenant on PATH. A staged
@@ -179,6 +187,8 @@ fn pre_commit_runs_both_hooks_on_a_temporary_repository() {
                 .current_dir(&repo)
                 .env("PATH", &path)
                 .env("PRE_COMMIT_HOME", work.path().join("cache"))
+                // The hook's cargo build reuses this repository's release artifacts.
+                .env("CARGO_TARGET_DIR", target_dir())
                 .output()
                 .expect("pre-commit on PATH (make precommit-test installs it)")
         };
