@@ -112,6 +112,46 @@ pub struct Config {
     pub custom_resources: CustomResources,
     /// Whether `covenant check` holds Kubernetes' own kinds to the schemas covenant carries.
     pub kubernetes_kinds: bool,
+    /// The launcher release line documents are judged for.
+    pub launcher_line: LauncherLine,
+}
+
+/// A launcher release line: which types it registers, which schemas their properties have,
+/// and whether the launcher itself refuses what the schemas do not declare.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LauncherLine {
+    /// v0.1.0-alpha.22: eleven component and sixteen trait types; `helmchart` the composite
+    /// (source, values, delivery); authored properties are not validated by the launcher.
+    Alpha22,
+    /// The later line (v0.2.0-alpha on): its type registry, `helmchart` the Flux HelmChart
+    /// source, authored properties validated.
+    #[default]
+    Later,
+}
+
+impl LauncherLine {
+    /// Every line, as configs and flags spell them.
+    pub const ALL: [LauncherLine; 2] = [LauncherLine::Alpha22, LauncherLine::Later];
+
+    /// `v0.1.0-alpha.22`, `v0.2`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LauncherLine::Alpha22 => "v0.1.0-alpha.22",
+            LauncherLine::Later => "v0.2",
+        }
+    }
+
+    /// A line by its name, with or without the `v`; the later line also as `latest`.
+    pub fn parse(text: &str) -> Option<LauncherLine> {
+        if text == "latest" {
+            return Some(LauncherLine::Later);
+        }
+        match text.strip_prefix('v').unwrap_or(text) {
+            "0.1.0-alpha.22" | "0.1" => Some(LauncherLine::Alpha22),
+            "0.2" | "0.2.0" => Some(LauncherLine::Later),
+            _ => None,
+        }
+    }
 }
 
 /// Where custom resources (and Crossplane composites and claims) are validated against the
@@ -523,6 +563,18 @@ fn resolve(
         );
     }
 
+    let launcher_line = match file.launcher.version.as_deref() {
+        None => LauncherLine::default(),
+        Some(text) => LauncherLine::parse(text).unwrap_or_else(|| {
+            let all: Vec<&str> = LauncherLine::ALL.iter().map(|l| l.as_str()).collect();
+            problem(
+                "/launcher/version".into(),
+                format!("expected one of {}, found \"{text}\"", quote_list(&all)),
+            );
+            LauncherLine::default()
+        }),
+    };
+
     let registry_paths: Vec<PathBuf> = file
         .registries
         .iter()
@@ -573,6 +625,7 @@ fn resolve(
                 admission: file.custom_resources.admission.unwrap_or(false),
             },
             kubernetes_kinds: file.kubernetes_kinds.check.unwrap_or(true),
+            launcher_line,
             reviews_in_flight,
             buffered_bytes,
         },

@@ -138,7 +138,7 @@ impl Engine {
             )));
         }
         if config.families.contains("launcher") {
-            families.add(Box::new(Launcher::new(&config.registry, inputs)));
+            families.add(Box::new(Launcher::new(&config.registry, inputs, config.launcher_line)));
         }
         let custom = config.custom_resources;
         if custom.check || custom.admission || config.kubernetes_kinds {

@@ -56,6 +56,10 @@ pub struct CheckArgs {
     /// nor `--context` hold (each is said in a note either way).
     #[arg(long)]
     pub require_context: bool,
+    /// The launcher release line Applications are judged for: v0.2 (the later line, the
+    /// default) or v0.1.0-alpha.22; overrides the config's `launcher.version`.
+    #[arg(long, value_name = "LINE", value_parser = launcher_line)]
+    pub launcher_version: Option<crate::config::LauncherLine>,
     /// A live cluster as the context: the kubeconfig context named (the current one without a
     /// name), read as the server reads it (constructs, consumers and releases listed and
     /// watched; live objects of a tightened CRD listed in pages).
@@ -137,8 +141,19 @@ fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
     Ok(inputs)
 }
 
+/// `--launcher-version`: a line by name, or what the names are.
+fn launcher_line(text: &str) -> Result<crate::config::LauncherLine, String> {
+    crate::config::LauncherLine::parse(text).ok_or_else(|| {
+        let all: Vec<&str> = crate::config::LauncherLine::ALL.iter().map(|l| l.as_str()).collect();
+        format!("expected one of {}", all.join(", "))
+    })
+}
+
 pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut config = load_config(args.config.as_ref())?;
+    if let Some(line) = args.launcher_version {
+        config.launcher_line = line;
+    }
     // Registries and dialects join the namespace, and are checked as documents themselves.
     let mut declaration_files = Vec::new();
     for (path, kind) in

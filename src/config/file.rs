@@ -57,6 +57,9 @@ pub struct ConfigFile {
     /// `kubernetesKinds`.
     #[serde(default)]
     pub kubernetes_kinds: KubernetesKinds,
+    /// `launcher`.
+    #[serde(default)]
+    pub launcher: Launcher,
 }
 
 /// `metadata`.
@@ -189,4 +192,13 @@ pub struct KubernetesKinds {
     /// Whether `covenant check` holds Kubernetes' own kinds to their schemas.
     #[serde(default)]
     pub check: Option<bool>,
+}
+
+/// `launcher`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Launcher {
+    /// The release line documents are judged for (`v0.2`, `v0.1.0-alpha.22`).
+    #[serde(default)]
+    pub version: Option<String>,
 }

@@ -14,6 +14,7 @@
 //! not type errors.
 
 mod inputs;
+pub mod lines;
 
 use std::collections::BTreeMap;
 
@@ -69,7 +70,12 @@ struct Judged {
     hints: Vec<Hint>,
     /// Whether the registry stated a schema (else only engine-owned keys are checked).
     stated: bool,
+    /// Why what is found in the properties is a warning, under the line judged for.
+    advisory: Option<String>,
 }
+
+/// Where the built-in launcher registry's types come from (`registry/launcher.yaml`).
+const BUILTIN_ORIGIN: &str = "registry builtin-launcher";
 
 /// The family.
 #[derive(Debug)]
@@ -85,6 +91,8 @@ pub struct Launcher {
     inputs: Inputs,
     /// Every registry and dialect given, for the type-name covenant.
     registry: Registry,
+    /// The release line judged for.
+    line: crate::config::LauncherLine,
 }
 
 /// The group of covenant's own formats; the launcher family judges its `Registry` and
@@ -98,7 +106,7 @@ fn engine_trait_properties() -> [(&'static str, Schema); 1] {
 
 impl Launcher {
     /// The family over a registry's launcher types and the build inputs `check` was given.
-    pub fn new(registry: &Registry, inputs: Inputs) -> Launcher {
+    pub fn new(registry: &Registry, inputs: Inputs, line: crate::config::LauncherLine) -> Launcher {
         let (docs, _) = crate::source::parse_stream(ENVELOPES);
         let mut envelopes = BTreeMap::new();
         if let Some(Value::Object(map)) = docs.into_iter().next().map(|d| d.value) {
@@ -131,9 +139,22 @@ impl Launcher {
         let mut types: BTreeMap<TypeCategory, FxHashMap<String, Judged>> = BTreeMap::new();
         let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
         for ((category, name), t) in &registry.launcher {
+            // The built-in registry holds the later line; another line registers fewer of its
+            // types and reads some of them otherwise. A user's registry stands as declared.
+            let builtin = t.origin == BUILTIN_ORIGIN;
+            if builtin && !lines::registers(line, *category, name) {
+                continue;
+            }
+            let reading =
+                if builtin { lines::reading(line, *category, name) } else { lines::Reading::AsRegistered };
+            let (declared, advisory) = match reading {
+                lines::Reading::AsRegistered => (t.schema.clone(), lines::advisory(line)),
+                lines::Reading::Schema(s) => (Some(s), lines::advisory(line)),
+                lines::Reading::Advisory(why) => (t.schema.clone(), lines::advisory(line).or(Some(why))),
+            };
             names.entry(*category).or_default().push(name.clone());
-            let stated = t.schema.is_some();
-            let mut schema = t.schema.clone().unwrap_or_else(|| Schema::of(Type::Object).open());
+            let stated = declared.is_some();
+            let mut schema = declared.unwrap_or_else(|| Schema::of(Type::Object).open());
             if *category == TypeCategory::Trait {
                 // The handler's own declaration wins where both describe a key.
                 for (key, s) in engine_trait_properties() {
@@ -143,13 +164,13 @@ impl Launcher {
             types
                 .entry(*category)
                 .or_default()
-                .insert(name.clone(), Judged { schema, hints: t.hints.clone(), stated });
+                .insert(name.clone(), Judged { schema, hints: t.hints.clone(), stated, advisory });
         }
         let mut carved_out = Schema::of(Type::Object).open();
         for (key, s) in engine_trait_properties() {
             carved_out.properties.insert(key.to_string(), std::sync::Arc::new(s));
         }
-        Launcher { envelopes, admitted, types, names, carved_out, inputs, registry: registry.clone() }
+        Launcher { envelopes, admitted, types, names, carved_out, inputs, registry: registry.clone(), line }
     }
 }
 
@@ -309,7 +330,12 @@ impl Launcher {
                     // The carve-out: declared only by a CapabilityDefinition, so only the
                     // engine-owned keys are checked.
                     None => {
-                        let j = Judged { schema: self.carved_out.clone(), hints: Vec::new(), stated: false };
+                        let j = Judged {
+                            schema: self.carved_out.clone(),
+                            hints: Vec::new(),
+                            stated: false,
+                            advisory: lines::advisory(self.line),
+                        };
                         self.properties(&j, props, &at, &owner, binding, cx);
                     }
                 }
@@ -341,7 +367,7 @@ impl Launcher {
             let options = Options { required: Required::NestedOnly, placeholders: true };
             for v in validate_with(&Schema::of(t), default, &at, options).violations {
                 let owner = format!("parameter \"{name}\"");
-                self.property_finding(&owner, None, v, cx);
+                self.property_finding(&owner, None, None, v, cx);
             }
         }
     }
@@ -489,6 +515,13 @@ impl Launcher {
             .first()
             .map(|n| format!("; did you mean \"{n}\"?"))
             .unwrap_or_default();
+        // A type the later line registers that the line judged for does not: said so.
+        if self.registry.launcher_type(category, ty).is_some() {
+            suggestion.push_str(&format!(
+                "; launcher {} does not register it (the later line does: --launcher-version v0.2)",
+                self.line.as_str()
+            ));
+        }
         if category == TypeCategory::Trait && !self.inputs.capabilities.is_empty() {
             let defined: Vec<&str> = self.inputs.capabilities.keys().map(String::as_str).collect();
             suggestion.push_str(&format!("; CapabilityDefinitions given: {}", defined.join(", ")));
@@ -541,21 +574,32 @@ impl Launcher {
             if binding.is_some() && matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
                 continue;
             }
-            self.property_finding(owner(), hints, v, cx);
+            self.property_finding(owner(), hints, judged.advisory.as_deref(), v, cx);
         }
         if let Some(rendering) = binding {
             let merged = inputs::merge(rendering, value);
             for v in validate_with(&judged.schema, &merged, &at, options).violations {
                 if matches!(v.problem, Problem::Missing { .. }) && !v.in_list {
-                    self.property_finding(owner(), hints, v, cx);
+                    self.property_finding(owner(), hints, judged.advisory.as_deref(), v, cx);
                 }
             }
         }
     }
 
-    fn property_finding(&self, owner: &str, hints: Option<&[Hint]>, v: Violation, cx: &mut Context<'_>) {
+    /// One problem with authored properties; `advisory`: why it is a warning, not a refusal
+    /// (the line judged for does not refuse it).
+    fn property_finding(
+        &self,
+        owner: &str,
+        hints: Option<&[Hint]>,
+        advisory: Option<&str>,
+        v: Violation,
+        cx: &mut Context<'_>,
+    ) {
         let (id, pointer, args) = property_problem(owner, hints, None, v);
+        let before = std::mem::replace(&mut cx.advisory, advisory.map(str::to_string));
         cx.report(id, pointer, args);
+        cx.advisory = before;
     }
 }
 

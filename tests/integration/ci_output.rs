@@ -10,8 +10,10 @@ fn covenant() -> Command {
     Command::cargo_bin("covenant").unwrap()
 }
 
+/// The launcher's daemonset example as a worker, a type whose schema every launcher line
+/// states: a missing nested key (19:13) and an undeclared one (22:7), both refused.
 fn daemonset() -> std::path::PathBuf {
-    common::fixtures().join("launcher/examples/12-daemonset.yaml")
+    common::fixtures().join("launcher/ci/12-worker.yaml")
 }
 
 fn minimal() -> std::path::PathBuf {

@@ -123,7 +123,17 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
             ("CVN-102", "/spec/components/0/properties/values"),
         ],
     ),
-    // daemonset volumes need a mountPath (nested required); it has no volumeMounts key.
+    // daemonset volumes need a mountPath (nested required); it has no volumeMounts key (as
+    // warnings: the later line's daemonset schema is not one covenant carries; see
+    // `launcher_documents_are_judged_for_the_chosen_release_line`). The same document as a
+    // worker is refused.
+    (
+        "ci/12-worker.yaml",
+        &[
+            ("CVN-104", "/spec/components/0/properties/volumes/0"),
+            ("CVN-102", "/spec/components/0/properties/volumeMounts"),
+        ],
+    ),
     (
         "examples/12-daemonset.yaml",
         &[
@@ -663,7 +673,7 @@ async fn the_webhook_and_check_agree_on_launcher_documents() {
     let server = common::TestServer::with(common::Setup { config, ..common::Setup::default() }).await;
     let mut denied = 0;
     for rel in
-        ["examples/14-full-stack.yaml", "examples/12-daemonset.yaml", "examples/01-webservice-minimal.yaml"]
+        ["examples/03-webservice-with-tls.yaml", "ci/12-worker.yaml", "examples/01-webservice-minimal.yaml"]
     {
         let text = std::fs::read_to_string(launcher_dir().join(rel)).unwrap();
         let mut from_check = findings_of_text(&engine, rel, &text);
@@ -704,7 +714,7 @@ async fn the_webhook_and_check_agree_on_launcher_documents() {
 
 #[test]
 fn check_prints_file_line_and_column_for_launcher_findings() {
-    let path = launcher_dir().join("examples/12-daemonset.yaml");
+    let path = launcher_dir().join("ci/12-worker.yaml");
     let out = assert_cmd::Command::cargo_bin("covenant")
         .unwrap()
         .args(["check", path.to_str().unwrap()])
@@ -714,8 +724,8 @@ fn check_prints_file_line_and_column_for_launcher_findings() {
         .stdout
         .clone();
     let out = String::from_utf8(out).unwrap();
-    assert!(out.contains("12-daemonset.yaml:19:13: error[CVN-104]"), "{out}");
-    assert!(out.contains("12-daemonset.yaml:22:7: error[CVN-102]"), "{out}");
+    assert!(out.contains("12-worker.yaml:19:13: error[CVN-104]"), "{out}");
+    assert!(out.contains("12-worker.yaml:22:7: error[CVN-102]"), "{out}");
     // With the definition and profile flags the custom capability example passes.
     let dir = launcher_dir().join("examples");
     assert_cmd::Command::cargo_bin("covenant")
@@ -962,4 +972,111 @@ fn profile_bindings_are_checked_against_what_they_bind() {
         text.contains("error[CVN-105] /spec/capabilities/redis-sidecar") && text.contains("--capability-def"),
         "{text}"
     );
+}
+
+/// The launcher release line is chosen, and every finding says which it judged for. The
+/// upstream alpha.22 examples: judged for the later line (the default), the five refused are
+/// what that line refuses (`expose` has no `tls`, `helmchart` is the Flux source, an
+/// undeclared custom trait) and cronjob, daemonset and statefulset (kind-named projections
+/// there, whose schemas covenant does not carry) are warnings saying so; judged for
+/// v0.1.0-alpha.22 (flag or config), only the custom trait without its CapabilityDefinition is
+/// refused, and what its schemas do not declare is a warning saying that launcher ignores it.
+/// A type only the later line registers is named as such.
+#[test]
+fn launcher_documents_are_judged_for_the_chosen_release_line() {
+    let examples = launcher_dir().join("examples");
+    let judge = |args: &[&str]| -> Value {
+        let out = assert_cmd::Command::cargo_bin("covenant")
+            .unwrap()
+            .arg("check")
+            .arg(&examples)
+            .args(["--output", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let denied_files = |report: &Value| -> Vec<String> {
+        let mut files: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| {
+                std::path::Path::new(f["file"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into()
+            })
+            .collect();
+        files.dedup();
+        files
+    };
+    let warnings = |report: &Value| -> Vec<String> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "warning")
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let later = judge(&[]);
+    assert_eq!(
+        denied_files(&later),
+        [
+            "03-webservice-with-tls.yaml",
+            "04-webservice-full.yaml",
+            "11-helmchart.yaml",
+            "14-full-stack.yaml",
+            "app.yaml"
+        ]
+    );
+    let said = warnings(&later);
+    assert_eq!(said.len(), 6, "{said:#?}");
+    assert!(said.iter().all(|m| m.starts_with("launcher v0.2 projects \"")), "{said:#?}");
+
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("covenant.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nlauncher:\n  version: v0.1.0-alpha.22\n",
+    )
+    .unwrap();
+    for args in [&["--launcher-version", "v0.1.0-alpha.22"][..], &["--config", file.to_str().unwrap()]] {
+        let alpha = judge(args);
+        assert_eq!(denied_files(&alpha), ["app.yaml"], "{args:?}");
+        let said = warnings(&alpha);
+        assert_eq!(said.len(), 9, "{said:#?}");
+        assert!(
+            said.iter()
+                .all(|m| m.starts_with("launcher v0.1.0-alpha.22 does not validate authored properties")),
+            "{said:#?}"
+        );
+    }
+
+    // The later line's `helm` is not a type alpha.22 registers, and the finding says so.
+    let helm = launcher_dir().join("later-line/examples/11-helm.yaml");
+    let out = assert_cmd::Command::cargo_bin("covenant")
+        .unwrap()
+        .arg("check")
+        .arg(&helm)
+        .args(["--launcher-version", "0.1.0-alpha.22"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("component type \"helm\" is not registered; did you mean \"helmchart\"?; launcher v0.1.0-alpha.22 does not register it"), "{text}");
+    assert_cmd::Command::cargo_bin("covenant").unwrap().arg("check").arg(&helm).assert().success();
+
+    // An unknown line is refused, naming the lines.
+    let bad = Config::from_text(
+        "c.yaml",
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nlauncher:\n  version: v9\n",
+        None,
+    );
+    let err = bad.unwrap_err().to_string();
+    assert!(err.contains("expected one of \"v0.1.0-alpha.22\", \"v0.2\", found \"v9\""), "{err}");
 }
