@@ -273,6 +273,8 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
                 .unwrap();
         // What became of the connection and the server, for a hang to say.
         let ended: Arc<std::sync::Mutex<(Option<String>, bool)>> = Arc::default();
+        // Whole answers so far: the drain begins once the load is flowing.
+        let flowing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let connection = tokio::spawn({
             let ended = ended.clone();
             async move {
@@ -292,7 +294,7 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
             .map(|worker| {
                 let (mut sender, url, body, uid) =
                     (sender.clone(), url.clone(), body.clone(), sent["request"]["uid"].clone());
-                let ended = ended.clone();
+                let (ended, flowing) = (ended.clone(), flowing.clone());
                 tokio::spawn(async move {
                     let (mut whole, mut cut, mut refused) = (0, 0, 0);
                     for request_no in 0.. {
@@ -320,6 +322,7 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
                                         let v: Value = serde_json::from_slice(&b.to_bytes()).unwrap();
                                         assert_eq!(v["response"]["uid"], uid);
                                         whole += 1;
+                                        flowing.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                                     }
                                     Err(_) => cut += 1,
                                 }
@@ -334,6 +337,17 @@ async fn a_drain_writes_every_answer_it_began_over_a_multiplexed_connection() {
                 })
             })
             .collect();
+        // Under way: a few answers whole (however slow a loaded machine makes them), then
+        // 300 ms more of load.
+        patiently(
+            async {
+                while flowing.load(std::sync::atomic::Ordering::SeqCst) < 4 {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+            || "no answer before the drain".to_string(),
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         let stopped = tokio::spawn({
             let (stopping, ended) = (server.shutdown(), ended.clone());
