@@ -315,3 +315,57 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
     let answer: Value = post(&server.h2(), &server.url("/api/v0/validate"), body).await.json().await.unwrap();
     assert_eq!(answer["response"]["allowed"], json!(true), "{answer}");
 }
+
+/// At admission, with `customResources.admission` on, the live view follows CRDs (as
+/// `serve` watches them then) and the webhook finds a custom resource's definition in it: the
+/// stand-in API server serves the HTTPRoute CRD, and a misspelt route is refused while a
+/// correct one is allowed.
+#[test]
+fn the_webhook_finds_definitions_in_the_live_view() {
+    use covenant::cluster::ClusterView;
+    let mut fake = Fake::default();
+    let crds = objects(&[dir().join("definitions")]);
+    fake.objects.insert(("apiextensions.k8s.io".into(), "customresourcedefinitions".into()), crds);
+    fake.resources.push((
+        "apiextensions.k8s.io".into(),
+        "customresourcedefinitions".into(),
+        "CustomResourceDefinition".into(),
+        false,
+    ));
+    let server = common::apiserver::FakeServer::start(fake);
+    let mut config = Config::embedded().unwrap();
+    config.custom_resources.admission = true;
+    let kinds = [config.cluster_kinds(), config.definition_kinds()].concat();
+    let view = covenant::cluster::live::LiveCluster::connect(
+        kube::Config::new(format!("http://{}", server.addr).parse().unwrap()),
+        kinds,
+        Default::default(),
+    )
+    .unwrap();
+    let began = std::time::Instant::now();
+    while !view.synced() {
+        assert!(began.elapsed() < std::time::Duration::from_secs(20), "the live view never synced");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(judged_live(config, Arc::new(view)));
+}
+
+async fn judged_live(config: Config, view: Arc<covenant::cluster::live::LiveCluster>) {
+    let webhook = TestServer::with(Setup { config, cluster: Some(view), ..Setup::default() }).await;
+    let client = webhook.h2();
+    let url = webhook.url("/api/v0/validate");
+    let answer = |body: Value| {
+        let (client, url) = (client.clone(), url.clone());
+        async move { post(&client, &url, body.to_string()).await.json::<Value>().await.unwrap() }
+    };
+    let bad =
+        answer(review("l1", "gateway.networking.k8s.io", "HTTPRoute", resource("routes.yaml", "checkout")))
+            .await;
+    assert_eq!(bad["response"]["allowed"], json!(false), "{bad}");
+    assert!(bad["response"]["status"]["message"].as_str().unwrap().contains("spec.parentRefz"), "{bad}");
+    let good =
+        answer(review("l2", "gateway.networking.k8s.io", "HTTPRoute", resource("routes.yaml", "storefront")))
+            .await;
+    assert_eq!(good["response"]["allowed"], json!(true), "{good}");
+}
