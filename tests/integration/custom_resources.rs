@@ -220,10 +220,8 @@ async fn the_webhook_judges_custom_resources_only_where_the_config_asks() {
     }
 }
 
-/// `check --cluster` takes the definitions from the cluster: the stand-in API server serves
-/// the HTTPRoute CRD, and the misspelt route is refused as in the tree.
-#[test]
-fn check_takes_definitions_from_a_live_cluster() {
+/// The stand-in API server, serving the HTTPRoute CRD.
+fn serving_the_crd() -> common::apiserver::FakeServer {
     let mut fake = Fake::default();
     let crds = objects(&[dir().join("definitions")]);
     fake.objects.insert(("apiextensions.k8s.io".into(), "customresourcedefinitions".into()), crds);
@@ -233,7 +231,14 @@ fn check_takes_definitions_from_a_live_cluster() {
         "CustomResourceDefinition".into(),
         false,
     ));
-    let server = common::apiserver::FakeServer::start(fake);
+    common::apiserver::FakeServer::start(fake)
+}
+
+/// `check --cluster` takes the definitions from the cluster: the stand-in API server serves
+/// the HTTPRoute CRD, and the misspelt route is refused as in the tree.
+#[test]
+fn check_takes_definitions_from_a_live_cluster() {
+    let server = serving_the_crd();
     let home = tempfile::tempdir().unwrap();
     let kubeconfig = common::apiserver::kubeconfig(home.path(), server.addr);
     let out = Command::new(env!("CARGO_BIN_EXE_covenant"))
@@ -323,16 +328,7 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
 #[test]
 fn the_webhook_finds_definitions_in_the_live_view() {
     use covenant::cluster::ClusterView;
-    let mut fake = Fake::default();
-    let crds = objects(&[dir().join("definitions")]);
-    fake.objects.insert(("apiextensions.k8s.io".into(), "customresourcedefinitions".into()), crds);
-    fake.resources.push((
-        "apiextensions.k8s.io".into(),
-        "customresourcedefinitions".into(),
-        "CustomResourceDefinition".into(),
-        false,
-    ));
-    let server = common::apiserver::FakeServer::start(fake);
+    let server = serving_the_crd();
     let mut config = Config::embedded().unwrap();
     config.custom_resources.admission = true;
     let kinds = [config.cluster_kinds(), config.definition_kinds()].concat();
