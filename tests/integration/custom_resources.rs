@@ -257,7 +257,7 @@ fn check_takes_definitions_from_a_live_cluster() {
 /// Kubernetes' own kinds, held by `check` to the schemas k8s-openapi carries (Kubernetes 1.33):
 /// the issue's `spec.replicaz` with the nearest field, a string where an int32 port is
 /// declared, a container without its required name, a ConfigMap value that is not a string;
-/// an int-or-string port name and quantities written as numbers pass, as the API server
+/// an int-or-string port name and quantities written as numbers (`cpu: 0.5`) pass, as the API server
 /// takes them. `kubernetesKinds.check: false` leaves them unjudged, and the webhook never
 /// judges them.
 #[tokio::test]
@@ -269,7 +269,7 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicaz: 3\n  \
          selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      \
          containers:\n      - name: web\n        image: nginx:1.27\n        ports: [{containerPort: \"http\"}]\n        \
-         resources: {limits: {cpu: 1, memory: 128Mi}}\n      - image: sidecar:1\n---\n\
+         resources: {limits: {cpu: 0.5, memory: 128Mi}}\n      - image: sidecar:1\n---\n\
          apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: http}]\n---\n\
          apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\", b: 2}\n",
     )

@@ -88,7 +88,11 @@ pub fn schema(group: &str, version: &str, kind: &str) -> Option<Result<Arc<Schem
     if let Some(hit) = loaded.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Some(hit.clone());
     }
-    let value = generate().to_value();
+    let mut value = generate().to_value();
+    // A quantity is written as a string or a number (`cpu: 0.5`): the API server reads either.
+    if let Some(quantity) = value.pointer_mut("/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity") {
+        *quantity = serde_json::json!({"type": ["string", "number"]});
+    }
     let read = load(&value, &Location::default(), Dialect::JsonSchema).map(Arc::new).map_err(|problems| {
         let first = problems.first().map(ToString::to_string).unwrap_or_default();
         format!("the k8s-openapi schema of {kind} cannot be read: {first}")
