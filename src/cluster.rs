@@ -150,10 +150,9 @@ pub trait ClusterView: Send + Sync {
     }
 
     /// Whether `list` of this kind answers from what the view holds, without waiting on the
-    /// cluster (a watched kind's cache; a directory read at start). A small review whose
-    /// lookups all answer at once is judged on the connection's worker (see
-    /// `Engine::evaluate_at_once`). A view that does not say may wait.
-    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+    /// cluster (a watched kind's cache; a directory read at start): what a lookup costs, for
+    /// `Engine::evaluate_without_waiting`. A view that does not say may wait.
+    fn answers_without_waiting(&self, _group: &str, _kind: &str) -> bool {
         false
     }
 
@@ -233,7 +232,7 @@ pub struct EmptyCluster;
 
 impl ClusterView for EmptyCluster {
     /// Held in memory: every kind answers at once.
-    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+    fn answers_without_waiting(&self, _group: &str, _kind: &str) -> bool {
         true
     }
 
@@ -384,7 +383,7 @@ fn unmeetable(group: &str, kind: &str, budget: Option<Duration>) -> Result<(), E
 
 impl ClusterView for OfflineCluster {
     /// Held in memory: every kind answers at once.
-    fn answers_at_once(&self, _group: &str, _kind: &str) -> bool {
+    fn answers_without_waiting(&self, _group: &str, _kind: &str) -> bool {
         true
     }
 
@@ -472,8 +471,8 @@ impl TreeCluster {
 }
 
 impl ClusterView for TreeCluster {
-    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
-        self.under.answers_at_once(group, kind)
+    fn answers_without_waiting(&self, group: &str, kind: &str) -> bool {
+        self.under.answers_without_waiting(group, kind)
     }
 
     fn list(

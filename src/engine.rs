@@ -57,6 +57,17 @@ impl Verdict {
     }
 }
 
+/// What judging a subject costs (`Engine::cost`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// Reading the exemptions: no family judges the subject.
+    Exemptions,
+    /// Work bounded by the subject, plus its lookups.
+    Subject,
+    /// Work the subject's size does not bound.
+    Open,
+}
+
 /// The outcome of the mutating path for one subject.
 #[derive(Debug, Default)]
 pub struct Mutation {
@@ -198,27 +209,20 @@ impl Engine {
         cx
     }
 
-    /// Whether judging this admitted subject is quick work that needs no thread of its own:
-    /// no family claims its kind (and custom resources are not judged against their
-    /// definitions at admission), so evaluating it only reads the exemptions. The webhook
-    /// answers such a review on the connection's worker; everything else goes to the
-    /// blocking pool.
-    pub fn is_quick(&self, subject: &Subject) -> bool {
-        subject.admitted
-            && !subject.gvk.kind.is_empty()
-            && !self.defined_at_admission
-            && self.families.by_kind(&subject.gvk.group, &subject.gvk.kind).is_none()
-    }
-
-    /// Whether this admitted subject's family judges it in work bounded by the subject (see
-    /// `Family::bounded_by_subject`): the webhook then judges a small review of it on the
-    /// connection's worker, with `evaluate_at_once`.
-    pub fn is_light(&self, subject: &Subject) -> bool {
-        subject.admitted
-            && self
-                .families
-                .by_kind(&subject.gvk.group, &subject.gvk.kind)
-                .is_some_and(|f| f.bounded_by_subject())
+    /// What judging this admitted subject costs, for a caller deciding where to judge it:
+    /// nothing but reading the exemptions (no family concerns its kind, and custom resources
+    /// are not judged at admission), work bounded by the subject (its family says so:
+    /// `Family::bounded_by_subject`), or work a subject's size does not bound (a schema it
+    /// carries to load, a proof over live objects).
+    pub fn cost(&self, subject: &Subject) -> Cost {
+        if !subject.admitted || subject.gvk.kind.is_empty() {
+            return Cost::Open;
+        }
+        match self.families.by_kind(&subject.gvk.group, &subject.gvk.kind) {
+            None if !self.defined_at_admission => Cost::Exemptions,
+            Some(f) if f.bounded_by_subject() => Cost::Subject,
+            _ => Cost::Open,
+        }
     }
 
     /// How a review's decoding reads an object of this group and kind (`Family::reading`).
@@ -226,12 +230,12 @@ impl Engine {
         self.families.by_kind(group, kind).map(|f| f.reading()).unwrap_or_default()
     }
 
-    /// Judge a subject where it stands, as long as every lookup answers at once: `None` as soon
+    /// Judge a subject, as long as every lookup answers without waiting: `None` as soon
     /// as the judgement asks the view for a kind it would have to wait on the cluster for (the
     /// caller then judges it where waiting is allowed). The verdict, when there is one, is the
     /// one `evaluate` gives.
-    pub fn evaluate_at_once(&self, subject: &Subject, cluster: &dyn ClusterView) -> Option<Verdict> {
-        let view = AtOnce { inner: cluster, waited: std::sync::atomic::AtomicBool::new(false) };
+    pub fn evaluate_without_waiting(&self, subject: &Subject, cluster: &dyn ClusterView) -> Option<Verdict> {
+        let view = NoWaiting { inner: cluster, waited: std::sync::atomic::AtomicBool::new(false) };
         let verdict = self.evaluate(subject, &view);
         (!view.waited.load(std::sync::atomic::Ordering::Relaxed)).then_some(verdict)
     }
@@ -480,15 +484,15 @@ fn report_unreadable(subject: &Subject, cx: &mut Context<'_>) {
 }
 
 /// A view that answers only what answers at once, and notes a lookup it would have waited on.
-struct AtOnce<'a> {
+struct NoWaiting<'a> {
     inner: &'a dyn ClusterView,
     waited: std::sync::atomic::AtomicBool,
 }
 
-impl AtOnce<'_> {
+impl NoWaiting<'_> {
     /// Whether a lookup of this kind may go ahead; when it would wait, noted and refused.
     fn at_once(&self, group: &str, kind: &str) -> Result<(), crate::cluster::Error> {
-        if self.inner.answers_at_once(group, kind) {
+        if self.inner.answers_without_waiting(group, kind) {
             return Ok(());
         }
         self.waited.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -499,7 +503,7 @@ impl AtOnce<'_> {
     }
 }
 
-impl ClusterView for AtOnce<'_> {
+impl ClusterView for NoWaiting<'_> {
     fn list(
         &self,
         group: &str,
@@ -540,8 +544,8 @@ impl ClusterView for AtOnce<'_> {
         self.inner.synced()
     }
 
-    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
-        self.inner.answers_at_once(group, kind)
+    fn answers_without_waiting(&self, group: &str, kind: &str) -> bool {
+        self.inner.answers_without_waiting(group, kind)
     }
 }
 
@@ -585,6 +589,26 @@ mod tests {
         let found: Vec<(&str, &str)> = v.findings.iter().map(|f| (f.rule.id, f.message.as_str())).collect();
         assert_eq!(found, [("CVN-109", "required member \"apiVersion\" is missing")]);
         assert!(v.denied());
+    }
+
+    #[test]
+    fn what_a_judgement_costs() {
+        use crate::subject::Gvk;
+        let e = engine("");
+        let admitted = |group: &str, version: &str, kind: &str| {
+            let mut s = Subject::from_document(json!({}));
+            s.gvk = Gvk::from_api_version(&format!("{group}/{version}"), kind);
+            s.admitted = true;
+            s
+        };
+        assert_eq!(e.cost(&admitted("apps", "v1", "Deployment")), Cost::Exemptions);
+        assert_eq!(e.cost(&admitted("openchoreo.dev", "v1alpha1", "Component")), Cost::Subject);
+        assert_eq!(e.cost(&admitted("apiextensions.k8s.io", "v1", "CustomResourceDefinition")), Cost::Open);
+        // A file's document is never costed as an admitted one.
+        assert_eq!(e.cost(&Subject::from_document(json!({"apiVersion": "v1", "kind": "Pod"}))), Cost::Open);
+        // Custom resources judged at admission: an unclaimed kind may need its definition.
+        let e = engine("customResources:\n  admission: true\n");
+        assert_eq!(e.cost(&admitted("gateway.networking.k8s.io", "v1", "HTTPRoute")), Cost::Open);
     }
 
     #[test]

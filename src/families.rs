@@ -54,8 +54,7 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     /// Whether judging a subject costs work bounded by the subject itself: the family's rules
     /// read the subject, the configuration and the cluster view, and never load a schema the
     /// subject carries (a CRD's, a construct's), whose reading may be far more work than its
-    /// size. A small review of such a family is judged on the connection's worker, where a
-    /// hand-off to the blocking pool would cost more than the judgement.
+    /// size (`Engine::cost`).
     fn bounded_by_subject(&self) -> bool {
         false
     }

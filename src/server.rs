@@ -8,6 +8,7 @@ mod console;
 pub use conn::Streams;
 pub mod problem;
 pub mod registration;
+mod schedule;
 pub mod state;
 pub mod tls;
 pub mod webhook;

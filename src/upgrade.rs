@@ -300,8 +300,8 @@ struct WithRelease<'a> {
 }
 
 impl ClusterView for WithRelease<'_> {
-    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
-        self.base.answers_at_once(group, kind)
+    fn answers_without_waiting(&self, group: &str, kind: &str) -> bool {
+        self.base.answers_without_waiting(group, kind)
     }
 
     fn list(

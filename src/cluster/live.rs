@@ -581,7 +581,7 @@ async fn list_paged(
 impl ClusterView for LiveCluster {
     /// A watched kind is answered from its cache (or refused at once while the cache is not
     /// listed); any other kind is listed from the API server, within the budget.
-    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
+    fn answers_without_waiting(&self, group: &str, kind: &str) -> bool {
         self.watched.iter().any(|(g, k)| g == group && k == kind)
     }
 

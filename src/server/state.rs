@@ -119,8 +119,8 @@ impl Metered {
 }
 
 impl ClusterView for Metered {
-    fn answers_at_once(&self, group: &str, kind: &str) -> bool {
-        self.inner.answers_at_once(group, kind)
+    fn answers_without_waiting(&self, group: &str, kind: &str) -> bool {
+        self.inner.answers_without_waiting(group, kind)
     }
 
     fn list(

@@ -162,10 +162,6 @@ async fn read_body(
     }
 }
 
-/// Bodies up to this size are decoded where they are read, and judged there when their
-/// family's judgement is bounded by them; larger ones go to the blocking pool.
-const INLINE_DECODE: usize = 64 * 1024;
-
 /// Decode a review body, reading each object as its family asks (`Family::reading`); a problem
 /// names what is wrong.
 fn decode(bytes: &Bytes, engine: &Engine) -> Result<admission::Review, Problem> {
@@ -288,7 +284,7 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
     // hand-off. A large one is decoded and judged on the blocking pool in one hand-off:
     // megabytes of JSON are work the connection workers should not do, and each trip between
     // threads costs a switch.
-    let held = if bytes.len() <= INLINE_DECODE {
+    let held = if bytes.len() <= super::schedule::INLINE_DECODE {
         let mut review = match decode(&bytes, &state.engine) {
             Ok(review) => review,
             Err(problem) => return refuse(&state, webhook, problem),
@@ -383,15 +379,11 @@ fn judged_at_once(state: &AppState, webhook: Webhook, review: &admission::Review
     if let Some(passed) = unjudgeable(webhook, review) {
         return Some(passed);
     }
-    let (engine, subject, cluster) = (&state.engine, &review.subject, state.cluster.as_ref());
     match webhook {
-        Webhook::Validate if engine.is_quick(subject) => {
-            Some(Judged::Verdict(engine.evaluate(subject, cluster)))
+        Webhook::Validate => {
+            super::schedule::here(&state.engine, &review.subject, state.cluster.as_ref()).map(Judged::Verdict)
         }
-        Webhook::Validate if engine.is_light(subject) => {
-            engine.evaluate_at_once(subject, cluster).map(Judged::Verdict)
-        }
-        _ => None,
+        Webhook::Mutate => None,
     }
 }
 

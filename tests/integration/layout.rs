@@ -182,3 +182,44 @@ fn no_circle_among_the_modules_of_one_folder() {
     }
     assert!(checked > 20, "{checked} modules in folders");
 }
+
+/// Scheduling is the server's: the engine, the families, the subject and the cluster views say
+/// what a judgement or a lookup costs (`Engine::cost`, `Family::bounded_by_subject`,
+/// `ClusterView::answers_without_waiting`), never on which thread it runs. Only the server
+/// (`server/schedule.rs`) decides where a review is judged.
+#[test]
+fn the_domain_says_what_a_judgement_costs_and_the_server_where_it_runs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files =
+        vec![src.join("engine.rs"), src.join("families.rs"), src.join("subject.rs"), src.join("cluster.rs")];
+    for folder in ["families", "subject"] {
+        let mut stack = vec![src.join(folder)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    let words = ["spawn_blocking", "blocking pool", "connection's worker", "worker thread", "block_in_place"];
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for word in words {
+            if text.contains(word) {
+                found.push(format!("{}: {word}", file.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(files.len() > 15, "the walk found the domain's files: {}", files.len());
+    assert!(found.is_empty(), "scheduling named in the domain:\n{}", found.join("\n"));
+    let schedule = std::fs::read_to_string(src.join("server/schedule.rs")).unwrap();
+    assert!(
+        schedule.contains("engine.cost(") && schedule.contains("evaluate_without_waiting"),
+        "the server decides"
+    );
+}

@@ -1135,12 +1135,12 @@ impl ClusterView for Waiting {
         self.0.list(group, kind, namespace, budget)
     }
 
-    fn answers_at_once(&self, _group: &str, kind: &str) -> bool {
+    fn answers_without_waiting(&self, _group: &str, kind: &str) -> bool {
         kind != "ClusterComponentType"
     }
 }
 
-/// A small Component review is judged on the connection's worker (`evaluate_at_once`) with
+/// A small Component review is judged on the connection's worker (`evaluate_without_waiting`) with
 /// the verdict the blocking pool would give, allowed or denied; when a lookup it needs would
 /// wait on the cluster, the judgement on the spot gives up and says so (`None`).
 #[test]
@@ -1161,14 +1161,21 @@ fn a_consumer_judged_on_the_spot_gets_the_verdict_it_would_get_anywhere() {
                 "name": "bakery-web", "namespace": "bakery", "operation": "CREATE",
                 "userInfo": {"username": "alice"}, "object": object, "oldObject": null, "dryRun": false}});
         let review = covenant::admission::decode(review.to_string().into_bytes()).unwrap();
-        assert!(engine.is_light(&review.subject), "a Component's judgement is bounded by it");
+        assert_eq!(
+            engine.cost(&review.subject),
+            covenant::engine::Cost::Subject,
+            "a Component's judgement is bounded by it"
+        );
         let anywhere = engine.evaluate(&review.subject, &cluster);
         assert_eq!(!anywhere.denied(), allowed, "{pin:?}: {anywhere:?}");
         let on_the_spot =
-            engine.evaluate_at_once(&review.subject, &cluster).expect("every lookup answers at once");
+            engine.evaluate_without_waiting(&review.subject, &cluster).expect("every lookup answers at once");
         assert_eq!(format!("{on_the_spot:?}"), format!("{anywhere:?}"), "{pin:?}");
         let waiting = Waiting(published());
-        assert!(engine.evaluate_at_once(&review.subject, &waiting).is_none(), "{pin:?}: it must not answer");
+        assert!(
+            engine.evaluate_without_waiting(&review.subject, &waiting).is_none(),
+            "{pin:?}: it must not answer"
+        );
         assert_eq!(format!("{:?}", engine.evaluate(&review.subject, &waiting)), format!("{anywhere:?}"));
     }
 }
