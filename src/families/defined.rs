@@ -153,6 +153,22 @@ impl Family for Defined {
                 self.hold(subject, schema.map(Some), &owner, cx);
                 return;
             }
+            if let Some((release, replacement)) = kubernetes::removed(&gvk.group, &gvk.version, &gvk.kind) {
+                let args = vec![
+                    (
+                        "schema",
+                        format!(
+                            "{} (Kubernetes stopped serving {} in {release})",
+                            gvk.kind,
+                            api_version(subject)
+                        ),
+                    ),
+                    ("found", api_version(subject)),
+                    ("expected", replacement.to_string()),
+                ];
+                cx.report("CVN-106", "/apiVersion", args);
+                return;
+            }
         }
         if !(if subject.admitted { self.admission } else { self.check }) {
             cx.decline();

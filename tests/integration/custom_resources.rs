@@ -271,7 +271,8 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
          containers:\n      - name: web\n        image: nginx:1.27\n        ports: [{containerPort: \"http\"}]\n        \
          resources: {limits: {cpu: 0.5, memory: 128Mi}}\n      - image: sidecar:1\n---\n\
          apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: http}]\n---\n\
-         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\", b: 2}\n",
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\", b: 2}\n---\n\
+         apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: clean}\nspec: {}\n",
     )
     .unwrap();
     let out = covenant(&["check", "--output", "json"], std::slice::from_ref(&manifests));
@@ -292,11 +293,19 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
             (0, "CVN-103", "/spec/template/spec/containers/0/ports/0/containerPort"),
             (0, "CVN-104", "/spec/template/spec/containers/1"),
             (2, "CVN-103", "/data/b"),
+            // An API version Kubernetes stopped serving, with the one that replaces it.
+            (3, "CVN-106", "/apiVersion"),
         ]
     );
     let message = report["findings"][0]["message"].as_str().unwrap();
     assert!(message.contains("not declared by apps/v1 Deployment (Kubernetes 1.33 schema)"), "{message}");
     assert!(report["findings"][0]["help"].as_str().unwrap().contains("did you mean \"replicas\"?"));
+    let removed = report["findings"][4]["message"].as_str().unwrap();
+    assert!(
+        removed.contains("Kubernetes stopped serving batch/v1beta1 in 1.25")
+            && removed.contains("\"batch/v1\""),
+        "{removed}"
+    );
     assert_eq!(report["summary"]["unjudged"], 0);
 
     let config = dir.path().join("covenant.yaml");
@@ -309,7 +318,9 @@ async fn check_holds_kubernetes_kinds_to_their_schemas() {
     let said = String::from_utf8_lossy(&off.stdout);
     assert_eq!(off.status.code(), Some(0), "{said}");
     assert!(
-        said.contains("3 of kinds no rule judges (apps/v1 Deployment, v1 ConfigMap, v1 Service)"),
+        said.contains(
+            "4 of kinds no rule judges (apps/v1 Deployment, batch/v1beta1 CronJob, v1 ConfigMap, v1 Service)"
+        ),
         "{said}"
     );
 

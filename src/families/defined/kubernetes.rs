@@ -63,6 +63,7 @@ fn table() -> &'static HashMap<(&'static str, &'static str, &'static str), Gener
             rbac::RoleBinding,
             rbac::ClusterRole,
             rbac::ClusterRoleBinding,
+            k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
             storage::StorageClass,
             scheduling::PriorityClass,
             coordination::Lease,
@@ -73,6 +74,47 @@ fn table() -> &'static HashMap<(&'static str, &'static str, &'static str), Gener
         );
         t
     })
+}
+
+/// API versions Kubernetes served once and no longer does, by (group, version, kinds), with
+/// the release that stopped serving them and the version that replaces them (Kubernetes'
+/// deprecated API migration guide): a manifest still written for one is refused by the API
+/// server of any later release.
+const REMOVED: &[(&str, &str, &[&str], &str, &str)] = &[
+    ("extensions", "v1beta1", &["Deployment", "DaemonSet", "ReplicaSet"], "1.16", "apps/v1"),
+    ("extensions", "v1beta1", &["NetworkPolicy"], "1.16", "networking.k8s.io/v1"),
+    ("extensions", "v1beta1", &["Ingress"], "1.22", "networking.k8s.io/v1"),
+    ("apps", "v1beta1", &["Deployment", "StatefulSet"], "1.16", "apps/v1"),
+    ("apps", "v1beta2", &["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"], "1.16", "apps/v1"),
+    ("networking.k8s.io", "v1beta1", &["Ingress", "IngressClass"], "1.22", "networking.k8s.io/v1"),
+    (
+        "rbac.authorization.k8s.io",
+        "v1beta1",
+        &["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"],
+        "1.22",
+        "rbac.authorization.k8s.io/v1",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        &["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"],
+        "1.22",
+        "admissionregistration.k8s.io/v1",
+    ),
+    ("scheduling.k8s.io", "v1beta1", &["PriorityClass"], "1.22", "scheduling.k8s.io/v1"),
+    ("coordination.k8s.io", "v1beta1", &["Lease"], "1.22", "coordination.k8s.io/v1"),
+    ("batch", "v1beta1", &["CronJob"], "1.25", "batch/v1"),
+    ("policy", "v1beta1", &["PodDisruptionBudget"], "1.25", "policy/v1"),
+    ("autoscaling", "v2beta1", &["HorizontalPodAutoscaler"], "1.25", "autoscaling/v2"),
+    ("autoscaling", "v2beta2", &["HorizontalPodAutoscaler"], "1.26", "autoscaling/v2"),
+];
+
+/// When Kubernetes stopped serving this group, version and kind, and what replaces it.
+pub fn removed(group: &str, version: &str, kind: &str) -> Option<(&'static str, &'static str)> {
+    REMOVED
+        .iter()
+        .find(|(g, v, kinds, _, _)| *g == group && *v == version && kinds.contains(&kind))
+        .map(|(_, _, _, release, replacement)| (*release, *replacement))
 }
 
 /// The loaded schemas, by kind: each generated and loaded once.
@@ -114,5 +156,7 @@ mod tests {
             assert!(s.properties.contains_key("metadata"), "{kind}");
         }
         assert!(schema("apps", "v1", "Deploymnt").is_none());
+        assert_eq!(removed("batch", "v1beta1", "CronJob"), Some(("1.25", "batch/v1")));
+        assert!(removed("batch", "v1", "CronJob").is_none());
     }
 }
