@@ -208,8 +208,14 @@ impl Report {
             0 => String::new(),
             n => format!("; {n} skipped as not Kubernetes-style (--skip-unidentified)"),
         };
+        // What could not be judged for want of cluster state is counted here too, so a
+        // summary never reads as a clean pass while it is there.
+        let unchecked = match self.unchecked {
+            0 => String::new(),
+            n => format!("; {n} judgement(s) not checked for want of cluster state (--context, --cluster)"),
+        };
         format!(
-            "{} document(s) checked: {}, {}, {}{skipped}{}",
+            "{} document(s) checked: {}, {}, {}{skipped}{unchecked}{}",
             self.documents,
             part(Action::Deny, "denied"),
             part(Action::Warn, "warned"),

@@ -211,6 +211,11 @@ pub fn render_github(report: &Report) -> String {
             escape_data(&format!("{} ({})", f.message, f.help.as_deref().unwrap_or(""))),
         ));
     }
+    // What the run says besides findings (a judgement not checked for want of cluster state,
+    // an expired exemption, an input that held nothing): annotated too, never only in a log.
+    for note in report.all_notes() {
+        out.push_str(&format!("::warning title=covenant::{}\n", escape_data(&note)));
+    }
     out.push_str(&report.summary());
     out.push('\n');
     out

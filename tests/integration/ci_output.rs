@@ -200,3 +200,18 @@ fn a_baseline_matches_however_the_checked_path_is_spelled() {
         assert!(out.contains("0 denied"), "{out}");
     }
 }
+
+/// A judgement that needed cluster state the run did not have is never only a log line: the
+/// summary counts it, and GitHub's workflow commands annotate it as a warning.
+#[test]
+fn what_was_not_checked_is_counted_and_annotated() {
+    let apps = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tour/apps");
+    let gh = run(&["--output", "github"], &[&apps], 0);
+    assert!(gh.contains("::warning title=covenant::") && gh.contains("CVN-406 not checked"), "{gh}");
+    assert!(
+        gh.trim_end().ends_with("judgement(s) not checked for want of cluster state (--context, --cluster)"),
+        "{gh}"
+    );
+    let text = run(&[], &[&apps], 0);
+    assert!(text.contains("; 2 judgement(s) not checked for want of cluster state"), "{text}");
+}
