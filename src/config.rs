@@ -141,6 +141,11 @@ impl LauncherLine {
         }
     }
 
+    /// Every line's name, as `as_str` spells it.
+    pub fn names() -> Vec<&'static str> {
+        LauncherLine::ALL.iter().map(|l| l.as_str()).collect()
+    }
+
     /// A line by its name, with or without the `v`; the later line also as `latest`.
     pub fn parse(text: &str) -> Option<LauncherLine> {
         if text == "latest" {
@@ -566,10 +571,9 @@ fn resolve(
     let launcher_line = match file.launcher.version.as_deref() {
         None => LauncherLine::default(),
         Some(text) => LauncherLine::parse(text).unwrap_or_else(|| {
-            let all: Vec<&str> = LauncherLine::ALL.iter().map(|l| l.as_str()).collect();
             problem(
                 "/launcher/version".into(),
-                format!("expected one of {}, found \"{text}\"", quote_list(&all)),
+                format!("expected one of {}, found \"{text}\"", quote_list(&LauncherLine::names())),
             );
             LauncherLine::default()
         }),

@@ -483,7 +483,7 @@ fn report_unreadable(subject: &Subject, cx: &mut Context<'_>) {
     }
 }
 
-/// A view that answers only what answers at once, and notes a lookup it would have waited on.
+/// A view that answers only what it can without waiting, and notes a lookup it would have waited on.
 struct NoWaiting<'a> {
     inner: &'a dyn ClusterView,
     waited: std::sync::atomic::AtomicBool,
@@ -491,7 +491,7 @@ struct NoWaiting<'a> {
 
 impl NoWaiting<'_> {
     /// Whether a lookup of this kind may go ahead; when it would wait, noted and refused.
-    fn at_once(&self, group: &str, kind: &str) -> Result<(), crate::cluster::Error> {
+    fn without_waiting(&self, group: &str, kind: &str) -> Result<(), crate::cluster::Error> {
         if self.inner.answers_without_waiting(group, kind) {
             return Ok(());
         }
@@ -511,7 +511,7 @@ impl ClusterView for NoWaiting<'_> {
         namespace: Option<&str>,
         budget: Option<std::time::Duration>,
     ) -> Result<Vec<std::sync::Arc<serde_json::Value>>, crate::cluster::Error> {
-        self.at_once(group, kind)?;
+        self.without_waiting(group, kind)?;
         self.inner.list(group, kind, namespace, budget)
     }
 
@@ -524,7 +524,7 @@ impl ClusterView for NoWaiting<'_> {
         key: &str,
         budget: Option<std::time::Duration>,
     ) -> Result<Vec<std::sync::Arc<serde_json::Value>>, crate::cluster::Error> {
-        self.at_once(group, kind)?;
+        self.without_waiting(group, kind)?;
         self.inner.lookup(group, kind, namespace, index, key, budget)
     }
 
@@ -536,7 +536,7 @@ impl ClusterView for NoWaiting<'_> {
         limit: usize,
         budget: Option<std::time::Duration>,
     ) -> Result<crate::cluster::Page, crate::cluster::Error> {
-        self.at_once(group, kind)?;
+        self.without_waiting(group, kind)?;
         self.inner.page(group, kind, after, limit, budget)
     }
 

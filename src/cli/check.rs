@@ -143,10 +143,8 @@ fn launcher_inputs(args: &CheckArgs) -> anyhow::Result<Inputs> {
 
 /// `--launcher-version`: a line by name, or what the names are.
 fn launcher_line(text: &str) -> Result<crate::config::LauncherLine, String> {
-    crate::config::LauncherLine::parse(text).ok_or_else(|| {
-        let all: Vec<&str> = crate::config::LauncherLine::ALL.iter().map(|l| l.as_str()).collect();
-        format!("expected one of {}", all.join(", "))
-    })
+    crate::config::LauncherLine::parse(text)
+        .ok_or_else(|| format!("expected one of {}", crate::config::LauncherLine::names().join(", ")))
 }
 
 pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {

@@ -183,11 +183,11 @@ impl Family for Defined {
             // Said under the failure policy (CVN-901).
             Err(()) => return,
         };
-        let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
         let version = subject.gvk.version.as_str();
-        let resource = resource(subject, doc);
         let entry = definition.versions().find(|(name, _)| *name == version).map(|(_, v)| v);
         if !entry.is_some_and(served) {
+            let Some(Ok(doc)) = subject.object.as_ref().map(|o| o.value()) else { return };
+            let resource = resource(subject, doc);
             let served = definition.served();
             let expected =
                 if served.is_empty() { "(none served)".to_string() } else { served.join("\" or \"") };

@@ -138,6 +138,7 @@ impl Launcher {
 
         let mut types: BTreeMap<TypeCategory, FxHashMap<String, Judged>> = BTreeMap::new();
         let mut names: BTreeMap<TypeCategory, Vec<String>> = BTreeMap::new();
+        let line_advisory = lines::advisory(line).map(str::to_string);
         for ((category, name), t) in &registry.launcher {
             // The built-in registry holds the later line; another line registers fewer of its
             // types and reads some of them otherwise. A user's registry stands as declared.
@@ -147,10 +148,11 @@ impl Launcher {
             }
             let reading =
                 if builtin { lines::reading(line, *category, name) } else { lines::Reading::AsRegistered };
+            // The line's own advisory (its launcher refuses no property) comes first.
             let (declared, advisory) = match reading {
-                lines::Reading::AsRegistered => (t.schema.clone(), lines::advisory(line)),
-                lines::Reading::Schema(s) => (Some(s), lines::advisory(line)),
-                lines::Reading::Advisory(why) => (t.schema.clone(), lines::advisory(line).or(Some(why))),
+                lines::Reading::AsRegistered => (t.schema.clone(), line_advisory.clone()),
+                lines::Reading::Schema(s) => (Some(s), line_advisory.clone()),
+                lines::Reading::Advisory(why) => (t.schema.clone(), line_advisory.clone().or(Some(why))),
             };
             names.entry(*category).or_default().push(name.clone());
             let stated = declared.is_some();
@@ -334,7 +336,7 @@ impl Launcher {
                             schema: self.carved_out.clone(),
                             hints: Vec::new(),
                             stated: false,
-                            advisory: lines::advisory(self.line),
+                            advisory: lines::advisory(self.line).map(str::to_string),
                         };
                         self.properties(&j, props, &at, &owner, binding, cx);
                     }

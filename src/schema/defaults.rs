@@ -38,18 +38,21 @@ fn walk(schema: &Schema, value: &Value, depth: usize) -> Option<Value> {
                     changed.get_or_insert_with(|| map.clone()).insert(key.clone(), default.clone());
                 }
             }
-            let keys: Vec<String> = changed.as_ref().unwrap_or(map).keys().cloned().collect();
-            for key in keys {
-                let child: Option<&Arc<Schema>> = schema.properties.get(&key).or(match &schema.additional {
+            // Each member (a defaulted one too) walked with its schema; what changes inside one
+            // is written back after the walk.
+            let current = changed.as_ref().unwrap_or(map);
+            let mut inside: Vec<(String, Value)> = Vec::new();
+            for (key, v) in current {
+                let child: Option<&Arc<Schema>> = schema.properties.get(key).or(match &schema.additional {
                     Additional::Schema(s) => Some(s),
                     _ => None,
                 });
-                let Some(child) = child else { continue };
-                let current = changed.as_ref().unwrap_or(map);
-                let Some(v) = current.get(&key) else { continue };
-                if let Some(new) = walk(child, v, depth + 1) {
-                    changed.get_or_insert_with(|| map.clone()).insert(key, new);
+                if let Some(new) = child.and_then(|child| walk(child, v, depth + 1)) {
+                    inside.push((key.clone(), new));
                 }
+            }
+            if !inside.is_empty() {
+                changed.get_or_insert_with(|| map.clone()).extend(inside);
             }
             changed.map(Value::Object)
         }

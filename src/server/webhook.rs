@@ -290,7 +290,7 @@ async fn handle(state: Arc<AppState>, webhook: Webhook, request: Request) -> Res
             Err(problem) => return refuse(&state, webhook, problem),
         };
         prepare(&mut review);
-        if let Some(judged) = judged_at_once(&state, webhook, &review) {
+        if let Some(judged) = judged_here(&state, webhook, &review) {
             drop((review_turn, bytes_turn));
             return answer_judged(&state, review, judged, started);
         }
@@ -371,11 +371,9 @@ impl Named {
 }
 
 /// The judgement of a small review where it was read, when handing it to another thread
-/// would cost more than judging it: an operation no rule judges; a review no family claims
-/// (there is nothing to judge but the exemptions); a review of a family whose judgement is
-/// bounded by the review (a consumer, a launcher document), while every lookup answers from
-/// the view's caches. `None`: judge it on the blocking pool.
-fn judged_at_once(state: &AppState, webhook: Webhook, review: &admission::Review) -> Option<Judged> {
+/// would cost more than judging it: an operation no rule judges, or a validation
+/// `schedule::here` judges on the spot. `None`: judge it on the blocking pool.
+fn judged_here(state: &AppState, webhook: Webhook, review: &admission::Review) -> Option<Judged> {
     if let Some(passed) = unjudgeable(webhook, review) {
         return Some(passed);
     }

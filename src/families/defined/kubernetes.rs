@@ -6,7 +6,7 @@
 //! server runs in code (name formats, port ranges, immutable fields): those are not checked.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::Resource;
 
@@ -20,14 +20,26 @@ pub const K8S: &str = "1.33";
 /// A kind's schema, generated from its type.
 type Generate = fn() -> schemars::Schema;
 
+/// (group, version, kind).
+type Gvk = (&'static str, &'static str, &'static str);
+
+/// A kind covenant knows the schema of: how to generate it, and the schema as loaded, once.
+struct Kind {
+    generate: Generate,
+    loaded: OnceLock<Result<Arc<Schema>, String>>,
+}
+
 /// The kinds covenant knows the schema of, by (group, version, kind).
-fn table() -> &'static HashMap<(&'static str, &'static str, &'static str), Generate> {
-    static TABLE: OnceLock<HashMap<(&'static str, &'static str, &'static str), Generate>> = OnceLock::new();
+fn table() -> &'static HashMap<Gvk, Kind> {
+    static TABLE: OnceLock<HashMap<Gvk, Kind>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t: HashMap<(&'static str, &'static str, &'static str), Generate> = HashMap::new();
+        let mut t: HashMap<Gvk, Kind> = HashMap::new();
         macro_rules! kinds {
             ($($ty:ty),* $(,)?) => {
-                $(t.insert((<$ty>::GROUP, <$ty>::VERSION, <$ty>::KIND), || schemars::schema_for!($ty));)*
+                $(t.insert(
+                    (<$ty>::GROUP, <$ty>::VERSION, <$ty>::KIND),
+                    Kind { generate: || schemars::schema_for!($ty), loaded: OnceLock::new() },
+                );)*
             };
         }
         use k8s_openapi::api::{
@@ -117,30 +129,23 @@ pub fn removed(group: &str, version: &str, kind: &str) -> Option<(&'static str, 
         .map(|(_, _, _, release, replacement)| (*release, *replacement))
 }
 
-/// The loaded schemas, by kind: each generated and loaded once.
-type Loaded = HashMap<(String, String, String), Result<Arc<Schema>, String>>;
-
-/// The schema of a Kubernetes kind, when covenant carries it: `None` for any other kind; an
-/// error when it could not be loaded (said, never passed silently).
+/// The schema of a Kubernetes kind, when covenant carries it (generated and loaded at its first
+/// use): `None` for any other kind; an error when it could not be loaded (said, never passed
+/// silently).
 pub fn schema(group: &str, version: &str, kind: &str) -> Option<Result<Arc<Schema>, String>> {
-    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
-    let generate = table().get(&(group, version, kind))?;
-    let key = (group.to_string(), version.to_string(), kind.to_string());
-    let loaded = LOADED.get_or_init(Mutex::default);
-    if let Some(hit) = loaded.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Some(hit.clone());
-    }
-    let mut value = generate().to_value();
-    // A quantity is written as a string or a number (`cpu: 0.5`): the API server reads either.
-    if let Some(quantity) = value.pointer_mut("/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity") {
-        *quantity = serde_json::json!({"type": ["string", "number"]});
-    }
-    let read = load(&value, &Location::default(), Dialect::JsonSchema).map(Arc::new).map_err(|problems| {
-        let first = problems.first().map(ToString::to_string).unwrap_or_default();
-        format!("the k8s-openapi schema of {kind} cannot be read: {first}")
+    let entry = table().get(&(group, version, kind))?;
+    let loaded = entry.loaded.get_or_init(|| {
+        let mut value = (entry.generate)().to_value();
+        // A quantity is written as a string or a number (`cpu: 0.5`): the API server reads either.
+        if let Some(quantity) = value.pointer_mut("/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity") {
+            *quantity = serde_json::json!({"type": ["string", "number"]});
+        }
+        load(&value, &Location::default(), Dialect::JsonSchema).map(Arc::new).map_err(|problems| {
+            let first = problems.first().map(ToString::to_string).unwrap_or_default();
+            format!("the k8s-openapi schema of {kind} cannot be read: {first}")
+        })
     });
-    loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(key, read.clone());
-    Some(read)
+    Some(loaded.clone())
 }
 
 #[cfg(test)]

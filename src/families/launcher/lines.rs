@@ -90,12 +90,11 @@ pub fn reading(line: LauncherLine, category: TypeCategory, name: &str) -> Readin
 
 /// Why what covenant finds in authored properties is a warning under `line`, when it is: a
 /// launcher that does not validate them takes what its schemas do not declare.
-pub fn advisory(line: LauncherLine) -> Option<String> {
+pub fn advisory(line: LauncherLine) -> Option<&'static str> {
     match line {
         LauncherLine::Later => None,
         LauncherLine::Alpha22 => Some(
-            "launcher v0.1.0-alpha.22 does not validate authored properties: it ignores what its schema does not declare"
-                .to_string(),
+            "launcher v0.1.0-alpha.22 does not validate authored properties: it ignores what its schema does not declare",
         ),
     }
 }
