@@ -128,11 +128,8 @@ fn check_holds_custom_resources_to_their_definitions_in_the_tree_or_the_context(
 
     // The definitions as context: the same findings.
     let context = tempfile::tempdir().unwrap();
-    for (i, d) in definitions().iter().enumerate() {
-        let files = if d.is_dir() { covenant::source::discover(d).unwrap() } else { vec![d.clone()] };
-        for (j, f) in files.iter().enumerate() {
-            std::fs::copy(f, context.path().join(format!("{i}-{j}.yaml"))).unwrap();
-        }
+    for (i, f) in files(&definitions()).iter().enumerate() {
+        std::fs::copy(f, context.path().join(format!("{i}.yaml"))).unwrap();
     }
     let ctx = context.path().to_str().unwrap();
     let out = covenant(&["check", "--output", "json", "--context", ctx], std::slice::from_ref(&resources));
@@ -160,14 +157,20 @@ fn the_custom_resources_section_is_read_strictly() {
     assert!(err.contains("admision") && err.contains("did you mean \"admission\"?"), "{err}");
 }
 
+/// The document files `paths` name: each file, and a folder's document files.
+fn files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .flat_map(|p| if p.is_dir() { covenant::source::discover(p).unwrap() } else { vec![p.clone()] })
+        .collect()
+}
+
+/// Every document of the files `paths` name.
 fn objects(paths: &[PathBuf]) -> Vec<Value> {
     let mut out = Vec::new();
-    for p in paths {
-        let files = if p.is_dir() { covenant::source::discover(p).unwrap() } else { vec![p.clone()] };
-        for f in files {
-            let text = std::fs::read_to_string(f).unwrap();
-            out.extend(covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value));
-        }
+    for f in files(paths) {
+        let text = std::fs::read_to_string(f).unwrap();
+        out.extend(covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value));
     }
     out
 }

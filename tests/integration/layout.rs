@@ -7,36 +7,42 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every top-level module and the top-level modules its code (tests aside) names.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
+/// Every Rust file under `dir`, at any depth.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap();
-            let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
-            let module = first.trim_end_matches(".rs").to_string();
-            if module == "lib" || module == "main" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default();
-            let names = graph.entry(module.clone()).or_default();
-            for (at, _) in code.match_indices("crate::") {
-                let name: String =
-                    code[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-                if !name.is_empty() && name != module {
-                    names.insert(name);
-                }
+        }
+    }
+    files
+}
+
+/// Every top-level module and the top-level modules its code (tests aside) names.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in rust_files(&src) {
+        let relative = path.strip_prefix(&src).unwrap();
+        let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default();
+        let names = graph.entry(module.clone()).or_default();
+        for (at, _) in code.match_indices("crate::") {
+            let name: String =
+                code[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+            if !name.is_empty() && name != module {
+                names.insert(name);
             }
         }
     }
@@ -193,17 +199,7 @@ fn the_domain_says_what_a_judgement_costs_and_the_server_where_it_runs() {
     let mut files =
         vec![src.join("engine.rs"), src.join("families.rs"), src.join("subject.rs"), src.join("cluster.rs")];
     for folder in ["families", "subject"] {
-        let mut stack = vec![src.join(folder)];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    files.push(path);
-                }
-            }
-        }
+        files.extend(rust_files(&src.join(folder)));
     }
     let words = ["spawn_blocking", "blocking pool", "connection's worker", "worker thread", "block_in_place"];
     let mut found = Vec::new();
