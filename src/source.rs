@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 mod fast;
 mod files;
+pub(crate) mod json;
 mod split;
 mod tabs;
 

@@ -24,7 +24,7 @@ pub enum Reading {
     /// Parsed whole in the same pass: the family's judgement reads all of it.
     Whole,
 }
-pub(crate) use skeleton::{ReadError, Reader};
+pub(crate) use skeleton::Reader;
 
 /// The API group an `apiVersion` names: what comes before its `/`, empty for the core group
 /// (`v1`).

@@ -151,7 +151,7 @@ impl Compared {
 /// `List` and it has `items`. Only its top-level members are looked at, and a document that
 /// names another kind first (a CRD, `apiVersion` and `kind` leading) is done with there.
 fn is_list(text: &str) -> bool {
-    let mut r = crate::subject::Reader::of_text(text);
+    let mut r = crate::source::json::Reader::of_text(text);
     let (mut first, mut kind, mut items) = (true, false, false);
     if !r.enter_map() {
         return false;

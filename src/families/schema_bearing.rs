@@ -861,7 +861,7 @@ fn read_schema_whole(text: &str, like: Option<(&str, &Model)>) -> Option<(Model,
 }
 
 fn read_keeping(keep: Keep, text: &str, like: Option<(&str, &Model)>) -> Option<(Model, usize)> {
-    let twin = like.and_then(|(text, model)| Placed::of(text, model.0.downcast_ref::<Layout>()?));
+    let twin = like.and_then(|(text, model)| Placed::of(text, &model.0));
     let layout = read_leading(text, keep, twin.as_ref())?;
     let len = layout.len();
     Some((Model(Arc::new(layout)), len))

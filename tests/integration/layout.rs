@@ -219,3 +219,25 @@ fn the_domain_says_what_a_judgement_costs_and_the_server_where_it_runs() {
         "the server decides"
     );
 }
+
+/// What a family reads in the pass that decodes a review comes back typed (`subject::Model`
+/// holds a schema layout): no model is type-erased and taken back by a downcast in the domain.
+#[test]
+fn the_domain_takes_no_model_back_by_a_downcast() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("engine.rs"), src.join("families.rs"), src.join("subject.rs")];
+    for folder in ["families", "subject", "admission"] {
+        files.extend(rust_files(&src.join(folder)));
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for word in ["dyn Any", "downcast"] {
+            if text.contains(word) {
+                found.push(format!("{}: {word}", file.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(files.len() > 15, "the walk found the domain's files: {}", files.len());
+    assert!(found.is_empty(), "a type-erased model in the domain:\n{}", found.join("\n"));
+}

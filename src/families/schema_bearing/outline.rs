@@ -100,7 +100,7 @@ impl<'a> Outline<'a> {
     /// The schema of the version at `index`, if it was read in the pass that read the
     /// document.
     pub fn layout(&self, index: usize) -> Option<&Layout> {
-        self.models.get(index)?.as_ref()?.0.downcast_ref::<Layout>()
+        self.models.get(index)?.as_ref().map(|m| &*m.0)
     }
 }
 

@@ -21,8 +21,8 @@ use serde_json::{Number, Value};
 
 use super::{finish, Keep, KEYWORDS, MAX_SCHEMA_NODES, OPENAPI_KEPT};
 use crate::schema::{Additional, CelRule, Schema, Type};
+use crate::source::json::{ReadError, Reader};
 use crate::source::JsonKey;
-use crate::subject::Reader;
 
 /// The schema `text` holds, read as an OpenAPI structural schema; `None` when the text is
 /// anything but a clean schema (the loader then reads it and words what is wrong).
@@ -146,8 +146,8 @@ fn decode_at_start<'t, 'w>(
 /// Why the reader stopped; never shown (the loader words the problem).
 struct Decline;
 
-impl From<crate::subject::ReadError> for Decline {
-    fn from(_: crate::subject::ReadError) -> Decline {
+impl From<ReadError> for Decline {
+    fn from(_: ReadError) -> Decline {
         Decline
     }
 }
