@@ -41,8 +41,9 @@ pub enum Command {
     /// Check documents offline with the same engine the webhook runs.
     Check(Box<CheckArgs>),
     /// The contract diff of two versions of a CRD, an XRD or an OpenAPI schema: every change,
-    /// its bump and rule, implied vs declared, and the verdict. Exit 1 when the verdict is not
-    /// ok or the family's stability policy refuses a change.
+    /// its bump and rule, implied vs declared, and the verdict. Exit 1 where `check --base` and
+    /// the webhook deny the pair: a declared bump too small, or a change the family's stability
+    /// policy refuses (a bump too large is a warning, as there).
     Diff(DiffArgs),
     /// Who uses which construct version: every logical construct's published versions, the
     /// default, and its consumers per version (pinned, floating, frozen in releases), from the

@@ -310,9 +310,24 @@ fn diff_of_packages_compares_the_declared_bump_with_the_implied_one() {
         (json["implied"].as_str(), json["declared"].as_str(), json["verdict"].as_str()),
         (Some("MAJOR"), Some("MINOR"), Some("bump-too-small"))
     );
+    // A bump larger than the changes need breaks no one: CVN-213 warns, so `diff` says so and
+    // exits 0, as `check --base` and the webhook warn; a config that makes it deny fails it.
     let (old, new) = (rules_fixture("CVN-213", "base.yaml"), rules_fixture("CVN-213", "input.yaml"));
     let json: Value =
-        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&new), 1)).unwrap();
+        serde_json::from_str(&stdout(diff().args(["--output", "json"]).arg(&old).arg(&new), 0)).unwrap();
+    assert_eq!(json["verdict"], "bump-too-large");
+    let strict = tempfile::tempdir().unwrap();
+    std::fs::write(
+        strict.path().join("covenant.yaml"),
+        "apiVersion: covenant.dev/v1alpha1\nkind: Config\nrules:\n  actions: {CVN-213: deny}\n",
+    )
+    .unwrap();
+    let config = strict.path().join("covenant.yaml");
+    let json: Value = serde_json::from_str(&stdout(
+        covenant().args(["diff", "--output", "json", "--config"]).arg(&config).arg(&old).arg(&new),
+        1,
+    ))
+    .unwrap();
     assert_eq!(json["verdict"], "bump-too-large");
     // Mismatched kinds are an input error naming both.
     let out = covenant()
