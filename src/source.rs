@@ -7,8 +7,12 @@
 //! flat (one entry per member or item: its parent, its token, where it starts) and turned into
 //! pointers only when something asks where a pointer is: a clean document never pays for the
 //! pointer strings.
+//!
+//! Where kubectl reads a text otherwise than YAML does (tabs after keys' colons, streams of
+//! JSON objects, go-yaml's scalars and keys, the tabs and splits it refuses), `kubectl` says
+//! how, in one place; this reader calls it at those points and knows nothing of the rules.
+//! The JSON reader the webhook's decoding stands on is `json`.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -17,19 +21,17 @@ use std::sync::OnceLock;
 mod fast;
 mod files;
 pub(crate) mod json;
-mod split;
-mod tabs;
+mod kubectl;
 
 pub use files::{
     discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text,
     relative_to, text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
 };
-pub use split::{kubectl_split, KubectlSplit};
-pub use tabs::{go_yaml_refused_tab, RefusedTab};
+pub use kubectl::{go_yaml_refused_tab, kubectl_split, KubectlSplit, RefusedTab};
 
 use crate::pointer::escape;
-use serde_json::{Map, Number, Value};
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use serde_json::{Map, Value};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// A 1-based line and column in the source text.
@@ -204,24 +206,6 @@ pub enum KubectlReads {
     NonFinite,
 }
 
-impl AmbiguousScalar {
-    /// What go-yaml v2 reads a plain scalar as, where covenant reads text; a key is named by
-    /// what kubectl makes of it, and only a boolean key is named otherwise (`.inf` is ".inf").
-    fn kubectl_reads(text: &str, key: bool) -> Option<KubectlReads> {
-        match text {
-            "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(KubectlReads::Boolean(true)),
-            "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(KubectlReads::Boolean(false)),
-            ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF" | ".nan"
-            | ".NaN" | ".NAN"
-                if !key =>
-            {
-                Some(KubectlReads::NonFinite)
-            }
-            _ => None,
-        }
-    }
-}
-
 /// One document of a stream.
 #[derive(Clone, Debug)]
 pub struct SourceDocument {
@@ -371,93 +355,9 @@ pub fn each_document(text: &str, mut sink: impl FnMut(SourceDocument)) -> Option
     let handed_on = builder.documents;
     let error = general(text.chars(), handed_on, &mut sink);
     match error {
-        Some(e) => json_stream_after(text, e, &mut sink),
+        Some(e) => kubectl::json_stream_after(text, e, &mut sink),
         None => None,
     }
-}
-
-/// Where YAML stopped at `error`, the rest of a text that is a stream of JSON objects, as
-/// kubectl reads one (`jq -c` output: objects one after another, no `---` between them): each
-/// value a document of its own, at its own line and column. Else the error stands.
-fn json_stream_after(
-    text: &str,
-    error: SyntaxError,
-    sink: &mut dyn FnMut(SourceDocument),
-) -> Option<SyntaxError> {
-    let spans = match json_stream(text) {
-        JsonStream::Values(spans) => spans,
-        JsonStream::Broken(e, documents_before) => return Some(json_error(text, &e, documents_before)),
-        JsonStream::Not => return Some(error),
-    };
-    // YAML reads the first object, and stops where the next begins.
-    let first = error.documents_before;
-    if first >= spans.len() {
-        return Some(error);
-    }
-    for (index, span) in spans.into_iter().enumerate().skip(first) {
-        let before = &text[..span.start];
-        let lines = memchr::memchr_iter(b'\n', before.as_bytes()).count();
-        let column = before[before.rfind('\n').map_or(0, |n| n + 1)..].chars().count();
-        let value = format!("{}{}", " ".repeat(column), &text[span]);
-        let from = Resume { lines, documents: index, skip: 0 };
-        if let Some(error) = general_from(value.chars(), from, sink) {
-            return Some(error);
-        }
-    }
-    None
-}
-
-/// What a text that YAML cannot read is, read as JSON.
-enum JsonStream {
-    /// Two or more JSON values with only whitespace between them: their spans.
-    Values(Vec<std::ops::Range<usize>>),
-    /// A text that starts with `{` and is not JSON either: JSON's error, after how many values.
-    Broken(serde_json::Error, usize),
-    /// Not JSON-looking, or one value JSON reads (YAML's error stands).
-    Not,
-}
-
-/// `text` read as a stream of JSON values, if it starts with `{` as JSON does.
-fn json_stream(text: &str) -> JsonStream {
-    if !text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{') {
-        return JsonStream::Not;
-    }
-    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
-    let mut spans = Vec::new();
-    loop {
-        let from = values.byte_offset();
-        match values.next() {
-            None => break,
-            Some(Ok(_)) => {
-                let end = values.byte_offset();
-                let blank =
-                    text[from..end].len() - text[from..end].trim_start_matches([' ', '\t', '\n', '\r']).len();
-                spans.push(from + blank..end);
-            }
-            // Stepped over, a value's error is worded less well ("key must be a string" for
-            // a trailing comma): what is wrong is read again, into values.
-            Some(Err(stepped)) => {
-                let mut again = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-                return JsonStream::Broken(again.find_map(Result::err).unwrap_or(stepped), spans.len());
-            }
-        }
-    }
-    if spans.len() > 1 {
-        JsonStream::Values(spans)
-    } else {
-        JsonStream::Not
-    }
-}
-
-/// JSON's error as a syntax error at its character: serde_json counts a column in bytes, a
-/// position here counts characters.
-fn json_error(text: &str, e: &serde_json::Error, documents_before: usize) -> SyntaxError {
-    let said = e.to_string();
-    let reason = said.rsplit_once(" at line ").map_or(said.as_str(), |(reason, _)| reason).to_string();
-    let line_text = text.split('\n').nth(e.line().saturating_sub(1)).unwrap_or_default();
-    let bytes = e.column().saturating_sub(1).min(line_text.len());
-    let column = line_text.get(..bytes).map_or(e.column(), |before| before.chars().count() + 1);
-    SyntaxError { reason, at: Position { line: e.line(), column }, documents_before, json: true }
 }
 
 /// Whether the line reader reads `text` (`None` when it declines it) and, if it does,
@@ -508,129 +408,78 @@ fn general(
     general_from(chars, Resume { skip, ..Resume::default() }, sink)
 }
 
-/// How many times one document is read again for tabs after keys' colons, at most. It is read
-/// again once: at its first such tab the rest of it is read ahead and all of them are found
-/// (`Replay::spaced_through_document`). Were a later one refused all the same (where that
-/// reading and yaml-rust2's disagree), each would cost another reading of the document, and a
-/// document of more is refused at the next one rather than read in time quadratic in its
-/// length.
-pub(crate) const TAB_REREADS: usize = 64;
-
-/// What yaml-rust2 says of a tab after a key's `:` followed by a letter, a digit or `-`.
-pub(crate) const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
+/// What yaml-rust2 says of a tab after a key's `:` followed by a letter, a digit or `-` (the
+/// kubectl pass takes every such tab for a space first; said if one is ever left).
+const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
 
 /// What yaml-rust2 says of a tab in a plain scalar's continuation line, left of the scalar's
 /// indentation, where the line holds more than blanks; it names the scalar's start.
 const PLAIN_SCALAR_TAB: &str = "while scanning a plain scalar, found a tab";
 
-/// Read the rest of a stream, from `from`, with yaml-rust2's scanner.
-///
-/// yaml-rust2 refuses a tab after a mapping key's `:` when a letter, digit or `-` follows
-/// (`name:\tweb`); go-yaml, kubectl's and the launcher's reader, reads it as the space it
-/// separates with. Where yaml-rust2 refuses one, the `:` is an indicator (the scanner was
-/// between tokens, not in a scalar's text), so its tabs are taken for spaces and the document
-/// is read again from its first line, the documents before it not handed on again: once,
-/// every such tab in it taken for a space at its first.
+/// Read the rest of a stream, from `from`, with yaml-rust2's scanner, in one pass: the
+/// characters go through kubectl's tab reading first (`kubectl::TabsAsSpaces`), then through
+/// the check for characters no text may hold (`Printable`), then to the scanner.
 fn general_from(
     chars: impl Iterator<Item = char>,
-    mut from: Resume,
+    from: Resume,
     sink: &mut dyn FnMut(SourceDocument),
 ) -> Option<SyntaxError> {
-    let mut chars = chars;
-    let mut again: Vec<char> = Vec::new();
-    let mut json = None;
-    // The line the document read again begins on, and how many times it has been.
-    let (mut document_line, mut rereads) = (0, 0);
-    loop {
-        let mut builder = Builder::new(sink);
-        builder.skip = from.skip;
-        builder.documents = from.documents;
-        builder.lines_before = from.lines;
-        let stop = Rc::new(Cell::new(None));
-        builder.cut = Some(stop.clone());
-        let replay = Rc::new(std::cell::RefCell::new(Replay { from_line: 1, line: 1, ..Replay::default() }));
-        builder.replay = Some(replay.clone());
-        let mut printable = Printable::new(
-            std::mem::take(&mut again).into_iter().chain(&mut chars),
-            stop.clone(),
-            replay.clone(),
-        );
-        printable.json = json;
-        let mut parser = Parser::new(printable);
-        let error = load_iteratively(&mut parser, &mut builder).err();
-        drop(parser);
-        if let Some(e) = error.as_ref().filter(|e| e.info() == TAB_AFTER_COLON) {
-            // The lines before the document are let go of at a line's end; this one may not have come.
-            replay.borrow_mut().trim();
-            let line = from.lines + replay.borrow().line;
-            (document_line, rereads) = if line == document_line { (line, rereads + 1) } else { (line, 1) };
-            if stop.get().is_none() && builder.error.is_none() && rereads <= TAB_REREADS {
-                let mut replay = replay.borrow_mut();
-                again = if rereads == 1 {
-                    replay.spaced_through_document(e.marker().index(), &mut chars)
-                } else {
-                    replay.spaced_before(e.marker().index())
-                };
-                from = Resume {
-                    lines: from.lines + replay.line - 1,
-                    documents: builder.documents,
-                    skip: from.skip,
-                };
-                json = replay.json.or(json);
-                continue;
-            }
-            // Not read again: where the builder has already refused the document (a null key
-            // before the tab), that is what it is refused for, not the tab go-yaml reads.
-            if builder.error.is_some() {
-                return builder.error.take();
-            }
-        }
-        // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
-        // says of the end it met there ("unexpected end of stream") is not.
-        if let Some((found, at)) = stop.get() {
-            let (code, allowed) = (u32::from(found), "only tab, line feed and carriage return");
-            return builder.error.take().or(Some(SyntaxError {
-                reason: if c0_control(found) {
-                    format!(
-                        "the control character U+{code:04X}, which neither YAML nor JSON allows in a text ({allowed}; in a double-quoted string write it as \\u{code:04X})"
-                    )
-                } else {
-                    format!(
-                        "the character U+{code:04X}, which YAML does not allow in a text (kubectl refuses it; in a double-quoted string write it as \\u{code:04X})"
-                    )
-                },
-                at: at.below(from.lines),
-                documents_before: builder.documents,
-                json: false,
-            }));
-        }
-        let error = error.map(|e| SyntaxError {
-            reason: match e.info() {
-                // The reader counts flow nesting in a byte.
-                "recursion limit exceeded" => {
-                    "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads"
-                        .to_string()
-                }
-                TAB_AFTER_COLON => format!(
-                    "a tab after a key's `:` (go-yaml reads it as a space; covenant reads {TAB_REREADS} of them in a \
-                     document, and this one is past that): write spaces"
-                ),
-                PLAIN_SCALAR_TAB => "a tab in a line's indentation, left of a plain scalar's (go-yaml: found a tab \
-                                     character that violates indentation): write spaces"
-                    .to_string(),
-                other => other.to_string(),
+    let mut builder = Builder::new(sink);
+    builder.skip = from.skip;
+    builder.documents = from.documents;
+    builder.lines_before = from.lines;
+    let stop = Rc::new(Cell::new(None));
+    builder.cut = Some(stop.clone());
+    let kept = Rc::new(std::cell::RefCell::new(Kept { from_line: 1, line: 1, ..Kept::default() }));
+    builder.kept = Some(kept.clone());
+    let printable = Printable::new(kubectl::TabsAsSpaces::new(chars), stop.clone(), kept.clone());
+    let mut parser = Parser::new(printable);
+    let error = load_iteratively(&mut parser, &mut builder).err();
+    drop(parser);
+    // Where the characters stopped at one no text may hold, that is the error: what yaml-rust2
+    // says of the end it met there ("unexpected end of stream") is not.
+    if let Some((found, at)) = stop.get() {
+        let (code, allowed) = (u32::from(found), "only tab, line feed and carriage return");
+        return builder.error.take().or(Some(SyntaxError {
+            reason: if c0_control(found) {
+                format!(
+                    "the control character U+{code:04X}, which neither YAML nor JSON allows in a text ({allowed}; in a double-quoted string write it as \\u{code:04X})"
+                )
+            } else {
+                format!(
+                    "the character U+{code:04X}, which YAML does not allow in a text (kubectl refuses it; in a double-quoted string write it as \\u{code:04X})"
+                )
             },
-            at: match e.info() {
-                PLAIN_SCALAR_TAB => replay.borrow().tab_in_indentation_after(*e.marker()),
-                _ => None,
-            }
-            .unwrap_or(Position::of(*e.marker()))
-            .below(from.lines),
+            at: at.below(from.lines),
             documents_before: builder.documents,
             json: false,
-        });
-        return error.or(builder.error.take());
+        }));
     }
+    let error = error.map(|e| SyntaxError {
+        // yaml-rust2's words, where go-yaml's say more.
+        reason: match e.info() {
+            // The reader counts flow nesting in a byte.
+            "recursion limit exceeded" => {
+                "flow collections ([…], {…}) nest more than 255 deep, deeper than covenant reads".to_string()
+            }
+            TAB_AFTER_COLON => "a tab after a key's `:` where go-yaml reads none: write spaces".to_string(),
+            PLAIN_SCALAR_TAB => {
+                "a tab in a line's indentation, left of a plain scalar's (go-yaml: found a tab \
+                                 character that violates indentation): write spaces"
+                    .to_string()
+            }
+            other => other.to_string(),
+        },
+        at: match e.info() {
+            PLAIN_SCALAR_TAB => kept.borrow().tab_in_indentation_after(*e.marker()),
+            _ => None,
+        }
+        .unwrap_or(Position::of(*e.marker()))
+        .below(from.lines),
+        documents_before: builder.documents,
+        json: false,
+    });
+    error.or(builder.error.take())
 }
 
 /// The control character the general reader's characters stopped at, and where, once they
@@ -651,15 +500,15 @@ struct Printable<I> {
     stop: Stop,
     /// Whether the text is JSON (it starts with `{`), once its first character is read.
     json: Option<bool>,
-    /// The characters given since the current document's first line began, to read it again.
-    replay: Rc<std::cell::RefCell<Replay>>,
+    /// The characters given since the current document's first line began.
+    kept: Rc<std::cell::RefCell<Kept>>,
 }
 
-/// The characters of the document being read, from the start of its first line: what is read
-/// again, a tab taken for a space, when yaml-rust2 refuses a tab after a key's `:` that
-/// go-yaml reads. The builder says on which line each document begins (`from_line`).
+/// The characters of the document being read, from the start of its first line: where a
+/// tab in a plain scalar's indentation is, when yaml-rust2 names the scalar's start for it.
+/// The builder says on which line each document begins (`from_line`).
 #[derive(Debug, Default)]
-struct Replay {
+struct Kept {
     /// The characters, as UTF-8 (a quarter of their size as `char`s, for YAML's ASCII).
     text: Vec<u8>,
     /// The line `text` begins, counted from the reading's start.
@@ -668,12 +517,9 @@ struct Replay {
     index: usize,
     /// The line the current document begins (set by the builder).
     from_line: usize,
-    /// Whether the text is JSON, when the characters told it in this reading (kept for the
-    /// reading again).
-    json: Option<bool>,
 }
 
-impl Replay {
+impl Kept {
     /// Let go of the lines before the current document's.
     fn trim(&mut self) {
         let lines = self.from_line.saturating_sub(self.line);
@@ -685,49 +531,6 @@ impl Replay {
         self.index += self.text[..cut].iter().filter(|b| (**b & 0xC0) != 0x80).count();
         self.text.drain(..cut);
         self.line = self.from_line;
-    }
-
-    /// Take the run of tabs just before the character at `index` (counted from the reading's
-    /// start) for spaces, and give the characters kept.
-    fn spaced_before(&mut self, index: usize) -> Vec<char> {
-        let text = String::from_utf8_lossy(&self.text);
-        let mut chars: Vec<char> = text.chars().collect();
-        space_run_before(&mut chars, index.saturating_sub(self.index));
-        chars
-    }
-
-    /// At the document's first tab after a key's `:` (the run before `index`): the rest of the
-    /// document read ahead from `rest`, to the line that begins the next (`---`, or `...`
-    /// that ends this one), and every run of tabs after a key's `:` in it taken for spaces at
-    /// once (`tabs_after_colons`), so that the document is read again once, not once a tab.
-    /// Gives the document's characters and the marker line's first characters after them.
-    fn spaced_through_document(&mut self, index: usize, rest: &mut impl Iterator<Item = char>) -> Vec<char> {
-        let mut chars: Vec<char> = String::from_utf8_lossy(&self.text).chars().collect();
-        let mut line = chars.iter().rposition(|c| *c == '\n').map_or(0, |i| i + 1);
-        let mut marker = Vec::new();
-        while let Some(c) = rest.next() {
-            chars.push(c);
-            if c == '\n' {
-                line = chars.len();
-            } else if chars.len() - line == 3 && matches!(&chars[line..], ['-', '-', '-'] | ['.', '.', '.']) {
-                // A marker, when a blank, a line's end or the text's end follows.
-                match rest.next() {
-                    next @ (None | Some(' ' | '\t' | '\r' | '\n')) => {
-                        marker = chars.split_off(line);
-                        marker.extend(next);
-                        break;
-                    }
-                    Some(c) => chars.push(c),
-                }
-            }
-        }
-        let mut runs = tabs::tabs_after_colons(chars.iter().copied());
-        runs.push(index.saturating_sub(self.index));
-        for after in runs {
-            space_run_before(&mut chars, after);
-        }
-        chars.append(&mut marker);
-        chars
     }
 
     /// Where the tab is that yaml-rust2 names a plain scalar's start for (`PLAIN_SCALAR_TAB`),
@@ -759,18 +562,9 @@ impl Replay {
     }
 }
 
-/// Take the run of tabs just before `chars[at]` for spaces.
-fn space_run_before(chars: &mut [char], at: usize) {
-    let mut at = at.min(chars.len());
-    while at > 0 && chars[at - 1] == '\t' {
-        chars[at - 1] = ' ';
-        at -= 1;
-    }
-}
-
 impl<I> Printable<I> {
-    fn new(chars: I, stop: Stop, replay: Rc<std::cell::RefCell<Replay>>) -> Printable<I> {
-        Printable { chars, at: Position { line: 1, column: 1 }, stop, json: None, replay }
+    fn new(chars: I, stop: Stop, kept: Rc<std::cell::RefCell<Kept>>) -> Printable<I> {
+        Printable { chars, at: Position { line: 1, column: 1 }, stop, json: None, kept }
     }
 }
 
@@ -794,7 +588,6 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
         let c = self.chars.next()?;
         if self.json.is_none() && !matches!(c, ' ' | '\t' | '\n' | '\r') {
             self.json = Some(c == '{');
-            self.replay.borrow_mut().json = self.json;
         }
         if c0_control(c) || self.json != Some(true) && unprintable_in_yaml(c) {
             self.stop.set(Some((c, self.at)));
@@ -805,14 +598,14 @@ impl<I: Iterator<Item = char>> Iterator for Printable<I> {
         } else {
             Position { column: self.at.column + 1, ..self.at }
         };
-        let mut replay = self.replay.borrow_mut();
+        let mut kept = self.kept.borrow_mut();
         if c == '\n' {
-            replay.trim();
+            kept.trim();
         }
         if c.is_ascii() {
-            replay.text.push(c as u8);
+            kept.text.push(c as u8);
         } else {
-            replay.text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            kept.text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
         Some(c)
     }
@@ -831,8 +624,8 @@ pub fn each_document_from(
     reader: impl std::io::BufRead,
     sink: impl FnMut(SourceDocument),
 ) -> (Option<SyntaxError>, Option<String>, KubectlSplit) {
-    let mut scan = split::SplitScan::default();
-    let (syntax, problem) = in_pieces(split::Scanned::new(reader, &mut scan), PIECE, sink);
+    let mut scan = kubectl::SplitScan::default();
+    let (syntax, problem) = in_pieces(kubectl::Scanned::new(reader, &mut scan), PIECE, sink);
     (syntax, problem, scan.finish())
 }
 
@@ -895,7 +688,9 @@ fn in_pieces(
         let problem = problem.or_else(|| chars.problem().map(str::to_string));
         // A whole file in this one piece may be a stream of JSON objects.
         let error = match (error, text) {
-            (Some(e), Some(text)) if end && from.documents == 0 => json_stream_after(text, e, &mut sink),
+            (Some(e), Some(text)) if end && from.documents == 0 => {
+                kubectl::json_stream_after(text, e, &mut sink)
+            }
             (error, _) => error,
         };
         return (error, problem);
@@ -1071,7 +866,7 @@ struct Builder<'s> {
     cut: Option<Stop>,
     /// Where the general reader keeps the current document's characters, told the line each
     /// document begins on (counted from the reading's start).
-    replay: Option<Rc<std::cell::RefCell<Replay>>>,
+    kept: Option<Rc<std::cell::RefCell<Kept>>>,
 }
 
 impl<'s> Builder<'s> {
@@ -1094,7 +889,7 @@ impl<'s> Builder<'s> {
             error: None,
             merge_key: false,
             cut: None,
-            replay: None,
+            kept: None,
         }
     }
 
@@ -1169,7 +964,7 @@ impl<'s> Builder<'s> {
                         self.fail("a mapping key must be a scalar", mark);
                         String::new()
                     }
-                    scalar => match json_key(scalar) {
+                    scalar => match kubectl::json_key(scalar) {
                         Ok(text) => text,
                         Err(reason) => {
                             // As kubectl, the stream stops here: the document is not handed on.
@@ -1281,243 +1076,6 @@ impl<'s> Builder<'s> {
     }
 }
 
-/// The JSON member name of a scalar mapping key, as kubectl (sigs.k8s.io/yaml) makes one of
-/// the key go-yaml read: a string as it is, an integer in decimal, a boolean as `true` or `false`, a
-/// float as Go's `FormatFloat(f, 'g', -1, 32)` writes it. A null key, and an integer above
-/// the int64 range (go-yaml reads it as uint64), kubectl refuses: `unsupported map key`.
-fn json_key(key: Value) -> Result<String, &'static str> {
-    match key {
-        Value::String(s) => Ok(s),
-        Value::Bool(b) => Ok(b.to_string()),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => Ok(i.to_string()),
-            (None, _) if n.is_u64() => {
-                Err("the mapping key is an integer above 9223372036854775807, which kubectl cannot make a \
-                 JSON key of (it refuses the document: unsupported map key of type uint64); quote it")
-            }
-            (None, f) => Ok(go_float_key(f.unwrap_or(f64::NAN))),
-        },
-        _ => Err("the mapping key is null (`~`, `null`, or nothing before the `:`), which kubectl \
-             cannot make a JSON key of (it refuses the document: unsupported map key of type <nil>); \
-             quote it if it is text"),
-    }
-}
-
-/// A float mapping key as kubectl writes it: Go's `strconv.FormatFloat(f, 'g', -1, 32)` (the
-/// shortest digits that read back as the same float32; an exponent below -4 or from 6 up
-/// written as `e±dd`), with `.inf`, `-.inf` and `.nan` for what has no digits.
-fn go_float_key(f: f64) -> String {
-    #[allow(clippy::cast_possible_truncation)] // float32, as kubectl formats it
-    let single = f as f32;
-    if single.is_nan() {
-        return ".nan".into();
-    }
-    if single.is_infinite() {
-        return if single > 0.0 { ".inf" } else { "-.inf" }.into();
-    }
-    let sign = if single.is_sign_negative() { "-" } else { "" };
-    if single == 0.0 {
-        return format!("{sign}0");
-    }
-    // Rust's shortest float32 digits, the same digits Go's shortest formatting finds.
-    let shortest = format!("{:e}", single.abs());
-    let (mantissa, exponent) = shortest.split_once('e').unwrap_or((&shortest, "0"));
-    let digits = mantissa.replace('.', "");
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..6).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let point = if rest.is_empty() { "" } else { "." };
-        let sign_e = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{point}{rest}e{sign_e}{:02}", exponent.abs());
-    }
-    // Digits before the point: the exponent plus one (none or fewer than the digits).
-    let before = usize::try_from(exponent + 1).unwrap_or(0);
-    if exponent < 0 {
-        let zeros = "0".repeat(usize::try_from(-exponent - 1).unwrap_or(0));
-        format!("{sign}0.{zeros}{digits}")
-    } else if before >= digits.len() {
-        format!("{sign}{digits}{}", "0".repeat(before - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..before], &digits[before..])
-    }
-}
-
-/// A scalar's value: a plain one resolved, a quoted or block one text, a tagged one as its tag
-/// says. The error is why a tagged scalar cannot be what its tag names.
-fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Result<Value, String> {
-    match tag {
-        Some(tag) => tagged(text, tag),
-        None if style == TScalarStyle::Plain => Ok(resolve_plain(text)),
-        None => Ok(Value::String(text)),
-    }
-}
-
-/// A scalar with an explicit tag, read as go-yaml reads it (kubectl's v2 and the launcher's v3
-/// agree), whatever the scalar's style. `!!int`, `!!float`, `!!bool`, `!!null` and
-/// `!!timestamp` resolve the text and refuse one that is not of their kind, as go-yaml's
-/// "cannot decode !!str `abc` as a !!int" does; `!!bool` takes YAML 1.1's `yes`/`on`/… too, and
-/// `!!float` makes an integer a float. `!!binary` is its base64 decoded; a timestamp stays text,
-/// as go-yaml leaves it for a JSON document. `!!str` and every tag go-yaml does not resolve (a
-/// local `!name`, the non-specific `!`, `!!set`, another domain's) keep the text.
-fn tagged(text: String, tag: &Tag) -> Result<Value, String> {
-    const CORE: &str = "tag:yaml.org,2002:";
-    let name = format!("{}{}", tag.handle, tag.suffix);
-    let Some(kind) = name.strip_prefix(CORE) else { return Ok(Value::String(text)) };
-    let refused = |found: &Value| {
-        let found = match found {
-            Value::Null => "null",
-            Value::Bool(_) => "bool",
-            Value::Number(n) if n.is_f64() => "float",
-            Value::Number(_) => "int",
-            _ => "str",
-        };
-        let wanted = match kind {
-            "int" => "an integer",
-            "float" => "a number",
-            "bool" => "a boolean",
-            "null" => "null",
-            _ => "a timestamp",
-        };
-        format!(
-            "the scalar `{text}` is tagged !!{kind} but is not {wanted} (kubectl and the launcher \
-             refuse it: cannot decode !!{found} `{text}` as a !!{kind})"
-        )
-    };
-    match kind {
-        "int" => match resolve_plain(text.clone()) {
-            Value::Number(n) if !n.is_f64() => Ok(Value::Number(n)),
-            found => Err(refused(&found)),
-        },
-        "float" => match resolve_plain(text.clone()) {
-            Value::Number(n) => {
-                Ok(n.as_f64().and_then(Number::from_f64).map_or(Value::Number(n), Value::Number))
-            }
-            found => Err(refused(&found)),
-        },
-        "bool" => match AmbiguousScalar::kubectl_reads(&text, false) {
-            Some(KubectlReads::Boolean(b)) => Ok(Value::Bool(b)),
-            _ => match resolve_plain(text.clone()) {
-                Value::Bool(b) => Ok(Value::Bool(b)),
-                found => Err(refused(&found)),
-            },
-        },
-        "null" => match resolve_plain(text.clone()) {
-            Value::Null => Ok(Value::Null),
-            found => Err(refused(&found)),
-        },
-        "timestamp" if go_timestamp(&text) => Ok(Value::String(text)),
-        "timestamp" => Err(refused(&resolve_plain(text.clone()))),
-        "binary" => {
-            use base64::Engine;
-            let packed: String = text.split_ascii_whitespace().collect();
-            match base64::engine::general_purpose::STANDARD.decode(packed) {
-                Ok(bytes) => Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned())),
-                Err(e) => Err(format!("the scalar tagged !!binary is not base64 ({e})")),
-            }
-        }
-        _ => Ok(Value::String(text)),
-    }
-}
-
-/// Whether a text is a timestamp in one of the forms go-yaml takes (Go's `2006-1-2`,
-/// `2006-1-2T15:4:5.999999999Z07:00` with `T` or `t`, `2006-1-2 15:4:5.999999999`), each
-/// field in its range.
-fn go_timestamp(text: &str) -> bool {
-    static FORM: OnceLock<regex::Regex> = OnceLock::new();
-    let form = FORM.get_or_init(|| {
-        regex::Regex::new(
-            r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?(?:Z|[-+]([0-9]{2}):([0-9]{2})))|(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?))?$",
-        )
-        .expect("a valid pattern")
-    });
-    let Some(fields) = form.captures(text) else { return false };
-    let field = |i: usize| fields.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(u32::MAX));
-    let date = match (field(1), field(2), field(3)) {
-        (Some(year), Some(month), Some(day)) => u8::try_from(month)
-            .ok()
-            .and_then(|m| time::Month::try_from(m).ok())
-            .zip(i32::try_from(year).ok())
-            .is_some_and(|(month, year)| {
-                u8::try_from(day).is_ok_and(|d| time::Date::from_calendar_date(year, month, d).is_ok())
-            }),
-        _ => false,
-    };
-    let below = |i: usize, limit: u32| field(i).is_none_or(|v| v < limit);
-    date && below(4, 24)
-        && below(5, 60)
-        && below(6, 60)
-        && below(7, 24)
-        && below(8, 60)
-        && below(9, 24)
-        && below(10, 60)
-        && below(11, 60)
-}
-
-/// A plain scalar's value as go-yaml resolves it: kubectl reads manifests with go-yaml v2 and
-/// the launcher reads its files with v3, and the two agree on all of this. Where YAML 1.2's
-/// core schema (and yaml-rust2) reads otherwise, go-yaml is followed, so that what covenant
-/// judges is what is applied: `Null` and `NULL` are null; an integer may carry `_` between
-/// digits (`1_000`), a sign before a base prefix (`-0x10`), `0b` for binary, and a leading `0`
-/// makes it octal (`0755` is 493). A float is written as JSON floats are, or with a leading
-/// `.` (`.5`). Infinities and NaN, which JSON cannot hold, stay text (and are noted: kubectl
-/// refuses them), as does every other word (`yes`, `on`: v3 reads them as text, v2 as
-/// booleans, also noted).
-fn resolve_plain(text: String) -> Value {
-    match text.as_str() {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
-        _ => {}
-    }
-    let number = match text.as_bytes()[0] {
-        b'.' => text.parse::<f64>().ok().and_then(Number::from_f64),
-        b'+' | b'-' | b'0'..=b'9' => {
-            let plain =
-                if text.contains('_') { Cow::Owned(text.replace('_', "")) } else { Cow::Borrowed(&*text) };
-            go_integer(&plain).or_else(|| go_float(&plain))
-        }
-        _ => None,
-    };
-    number.map_or(Value::String(text), Value::Number)
-}
-
-/// An integer as Go's `strconv.ParseInt(s, 0, 64)` (or, unsigned and larger, `ParseUint`)
-/// reads it: an optional sign, then `0x`, `0o`, `0b` or a leading `0` (octal) for the base.
-fn go_integer(text: &str) -> Option<Number> {
-    let (negative, signed, body) = match text.as_bytes().first()? {
-        b'-' => (true, true, &text[1..]),
-        b'+' => (false, true, &text[1..]),
-        _ => (false, false, text),
-    };
-    let (radix, digits) = match body.get(..2) {
-        Some("0x" | "0X") => (16, &body[2..]),
-        Some("0o" | "0O") => (8, &body[2..]),
-        Some("0b" | "0B") => (2, &body[2..]),
-        _ if body.len() > 1 && body.starts_with('0') => (8, &body[1..]),
-        _ => (10, body),
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let magnitude = u64::from_str_radix(digits, radix).ok()?;
-    match (negative, signed) {
-        (true, _) => i64::try_from(-i128::from(magnitude)).ok().map(Number::from),
-        // `ParseInt` takes a `+` within the signed range; `ParseUint` takes no sign.
-        (false, true) => i64::try_from(magnitude).ok().map(Number::from),
-        (false, false) => Some(Number::from(magnitude)),
-    }
-}
-
-/// A float in the form go-yaml takes (`[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`),
-/// if it is finite.
-fn go_float(text: &str) -> Option<Number> {
-    static FORM: OnceLock<regex::Regex> = OnceLock::new();
-    let form = FORM.get_or_init(|| {
-        regex::Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("a valid pattern")
-    });
-    form.is_match(text).then(|| text.parse::<f64>().ok()).flatten().and_then(Number::from_f64)
-}
-
 /// Feed every event of the stream to `builder`, one after another. The parser's own `load`
 /// recurses once for each level a document nests, so 30 000 `- ` on one line overflowed the
 /// stack before the builder's depth limit could stop it; this loop keeps no stack of its own
@@ -1547,8 +1105,8 @@ impl Builder<'_> {
     fn on(&mut self, ev: Event, mark: Position) {
         // A document begins at its `---` line (or its first line), and the one before it ends
         // there: what is read again for a tab begins at the last of these.
-        if let (Event::DocumentStart | Event::DocumentEnd, Some(replay)) = (&ev, &self.replay) {
-            replay.borrow_mut().from_line = mark.line;
+        if let (Event::DocumentStart | Event::DocumentEnd, Some(kept)) = (&ev, &self.kept) {
+            kept.borrow_mut().from_line = mark.line;
         }
         let mark = mark.below(self.lines_before);
         if self.halted {
@@ -1597,9 +1155,9 @@ impl Builder<'_> {
                 // before it finishes (and becomes the mapping's key).
                 let key = matches!(self.stack.last(), Some(Frame::Map { key: None, .. }));
                 let ambiguous =
-                    if plain && tag.is_none() { AmbiguousScalar::kubectl_reads(&text, key) } else { None }
+                    if plain && tag.is_none() { kubectl::reads_otherwise(&text, key) } else { None }
                         .map(|kubectl| (kubectl, text.clone(), key));
-                let value = match scalar(text, style, tag.as_ref()) {
+                let value = match kubectl::scalar(text, style, tag.as_ref()) {
                     Ok(value) => value,
                     Err(reason) => {
                         // As go-yaml, the stream stops here: the document is not handed on.
@@ -2121,21 +1679,16 @@ mod tests {
         // Characters beyond ASCII before the tab: it is found by characters, not bytes.
         let (docs, error) = parse_stream("a: 1\n---\nq: \"é€😀\"\nb:\tc\n");
         assert_eq!((error, docs[1].value.clone()), (None, json!({"q": "é€😀", "b": "c"})));
-        // A document of more such tabs than TAB_REREADS (values aligned by tabs) is read
-        // again once: all of its tabs after keys' colons are found at its first. A tab after a
-        // `:` in text stays a tab.
+        // Documents of many such tabs (values aligned by tabs): all of them are found in one
+        // reading of the document. A tab after a `:` in text stays a tab.
         let keys = |n: usize| (0..n).map(|i| format!("k{i}:\tv\n")).collect::<String>();
-        let text = format!(
-            "{}q: \"x:\ty\"\n---\n{}b: |\n  z:\tw\n...\n---\nc:\td\n",
-            keys(1000),
-            keys(3 * TAB_REREADS)
-        );
+        let text = format!("{}q: \"x:\ty\"\n---\n{}b: |\n  z:\tw\n...\n---\nc:\td\n", keys(1000), keys(192));
         let values = [
             json!((0..1000)
                 .map(|i| (format!("k{i}"), json!("v")))
                 .chain([("q".to_string(), json!("x:\ty"))])
                 .collect::<serde_json::Map<_, _>>()),
-            json!((0..3 * TAB_REREADS)
+            json!((0..192)
                 .map(|i| (format!("k{i}"), json!("v")))
                 .chain([("b".to_string(), json!("z:\tw\n"))])
                 .collect::<serde_json::Map<_, _>>()),
@@ -2144,8 +1697,8 @@ mod tests {
         let (docs, error) = parse_stream(&text);
         assert_eq!(error, None);
         assert_eq!(docs.iter().map(|d| &d.value).collect::<Vec<_>>(), values.iter().collect::<Vec<_>>());
-        assert_eq!(docs[1].positions.locate("/b"), Position { line: 1003 + 3 * TAB_REREADS, column: 1 });
-        assert_eq!(docs[2].positions.locate("/c"), Position { line: 1007 + 3 * TAB_REREADS, column: 1 });
+        assert_eq!(docs[1].positions.locate("/b"), Position { line: 1003 + 192, column: 1 });
+        assert_eq!(docs[2].positions.locate("/c"), Position { line: 1007 + 192, column: 1 });
         let mut read = Vec::new();
         let (error, problem) = in_pieces(text.as_bytes(), 8, |d| read.push(d.value));
         assert_eq!((error, problem), (None, None));
@@ -2285,6 +1838,15 @@ mod line_reader {
         }
         assert!(differ.is_empty(), "read differently by the line reader: {differ:#?}");
         assert!(taken > 500, "the line reader took only {taken} damaged texts");
+    }
+
+    /// Take the run of tabs just before `chars[at]` for spaces.
+    fn space_run_before(chars: &mut [char], at: usize) {
+        let mut at = at.min(chars.len());
+        while at > 0 && chars[at - 1] == '\t' {
+            chars[at - 1] = ' ';
+            at -= 1;
+        }
     }
 
     /// Fixture texts with `: ` before a letter, a digit, `_` or `-` written `:\t` (or `:\t\t`)

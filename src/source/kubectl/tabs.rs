@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use yaml_rust2::scanner::{Scanner, TScalarStyle, Token, TokenType};
 
-use super::Position;
+use crate::source::Position;
 
 /// Where a tab go-yaml refuses is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

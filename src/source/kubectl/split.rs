@@ -12,7 +12,7 @@
 //! The launcher reads its documents with yaml.v3, as YAML does. The scan watches every line
 //! once, as it is read, so a stream read in pieces is never read twice.
 
-use super::Position;
+use crate::source::Position;
 
 /// What kubectl makes differently of a file than YAML does: the first of each kind of place.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
