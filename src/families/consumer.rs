@@ -164,11 +164,11 @@ fn pin(
     schemas: &Schemas,
     cx: &mut Context<'_>,
 ) {
-    let pin_pointer = format!("{}/version", r.pointer);
+    let pin_pointer = || format!("{}/version", r.pointer);
     let pin = match Pin::parse(&r.pin) {
         Ok(p) => p,
         Err(e) => {
-            cx.report("CVN-408", pin_pointer, vec![("version", r.pin.clone()), ("reason", e.reason)]);
+            cx.report("CVN-408", pin_pointer(), vec![("version", r.pin.clone()), ("reason", e.reason)]);
             return;
         }
     };
@@ -193,7 +193,7 @@ fn pin(
     };
     let candidates = published(&objects, &r.logical);
     let list: Vec<Published> = candidates.iter().map(|(p, _)| p.clone()).collect();
-    let at = if r.pin.is_empty() { r.pointer.clone() } else { pin_pointer };
+    let at = || if r.pin.is_empty() { r.pointer.clone() } else { pin_pointer() };
     if candidates.is_empty() {
         // GitOps tools apply in no fixed order: the construct may arrive after its consumer.
         let args = vec![
@@ -202,7 +202,7 @@ fn pin(
             ("published", "nothing yet (if it is still being applied, this resolves on its own)".to_string()),
             ("kind", r.kind.clone()),
         ];
-        cx.report_change("CVN-406", at, args, None, Some(Action::Warn));
+        cx.report_change("CVN-406", at(), args, None, Some(Action::Warn));
         return;
     }
     let resolved = match resolve(&pin, &r.logical, &list) {
@@ -210,7 +210,7 @@ fn pin(
         Err(ResolveError::Duplicate { version, a, b }) => {
             cx.report(
                 "CVN-405",
-                at,
+                at(),
                 vec![("version", version), ("logical", r.logical.clone()), ("a", a), ("b", b)],
             );
             return;
@@ -222,7 +222,7 @@ fn pin(
                 ("published", published_list(&list)),
                 ("kind", r.kind.clone()),
             ];
-            cx.report("CVN-406", at, args);
+            cx.report("CVN-406", at(), args);
             return;
         }
     };
@@ -231,25 +231,29 @@ fn pin(
     if let Some(params_at) = &r.parameters {
         let schema = schemas.read(construct, "/spec", "parameters");
         let values = doc.at(params_at).filter(|v| !v.is_null());
-        let what = format!(
-            "{} {}",
-            r.logical,
-            resolved.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| resolved.object.clone())
-        );
+        // The words findings use are built only when one is reported: this runs for every
+        // pin on the admission path, and most reviews report nothing.
+        let what = || {
+            let version = resolved.version.as_ref().map(|v| v.to_string());
+            format!("{} {}", r.logical, version.unwrap_or_else(|| resolved.object.clone()))
+        };
         let schema = match (schema, values) {
             (Err(why), Some(_)) => {
-                unchecked(params_at, "parameters", consumer, &what, &why, cx);
+                unchecked(params_at, "parameters", consumer, &what(), &why, cx);
                 None
             }
             (Err(_), None) => None,
             (Ok(schema), _) => Some(declared(schema)),
         };
         if let (Some(schema), Some(values)) = (schema, values) {
-            let how = match r.pin.as_str() {
-                "" => "the reference floats to the default, ".to_string(),
-                pin => format!("the pin \"{pin}\" resolves to "),
+            let how = || {
+                let v = resolved.version.as_ref().map(ToString::to_string).unwrap_or_default();
+                match r.pin.as_str() {
+                    "" => format!("the reference floats to the default, {v}"),
+                    pin => format!("the pin \"{pin}\" resolves to {v}"),
+                }
             };
-            let chosen = resolved.version.clone().map(|v| (v.clone(), format!("{how}{v}")));
+            let chosen: Chosen<'_> = resolved.version.clone().map(|v| (v, &how as Words<'_>));
             judge_values(
                 &schema,
                 values,
@@ -344,9 +348,12 @@ thread_local! {
     static EVALUATOR: std::cell::RefCell<Option<Evaluator>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Words a finding uses, built only when a finding is reported.
+type Words<'a> = &'a dyn Fn() -> String;
+
 /// How the version judged came to be chosen: the version, and the words that say how (`the
 /// pin "2.0" resolves to 2.0.0`, `the release froze 1.0.0`).
-type Chosen = Option<(semver::Version, String)>;
+type Chosen<'a> = Option<(semver::Version, Words<'a>)>;
 
 /// Validate consumer-supplied values against a construct's schema; every problem is a
 /// CVN-107 finding. A key the schema does not declare is named with the published versions
@@ -359,9 +366,9 @@ fn judge_values(
     pointer: &str,
     field: &str,
     consumer: &str,
-    construct: &str,
+    construct: Words<'_>,
     candidates: &[(Published, Arc<Value>)],
-    chosen: &Chosen,
+    chosen: &Chosen<'_>,
     section: &str,
     schemas: &Schemas,
     cx: &mut Context<'_>,
@@ -379,7 +386,7 @@ fn judge_values(
     });
     for why in unprovable {
         let why = format!("not fully checked: {why}");
-        warn_unchecked(pointer, field, consumer, construct, why, cx);
+        warn_unchecked(pointer, field, consumer, &construct(), why, cx);
     }
     for v in outcome.violations {
         let mut reason = v.message();
@@ -399,7 +406,7 @@ fn judge_values(
                     let older: Vec<&semver::Version> = declared_by.iter().filter(|v| *v < at).collect();
                     let newer: Vec<&semver::Version> = declared_by.iter().filter(|v| *v > at).collect();
                     if let Some(first) = newer.first() {
-                        reason.push_str(&format!("; \"{key}\" is declared from {first} on; {how}"));
+                        reason.push_str(&format!("; \"{key}\" is declared from {first} on; {}", how()));
                     } else if !older.is_empty() {
                         reason.push_str(&format!("; version {} declared it, {at} removed it", list(&older)));
                     }
@@ -414,7 +421,7 @@ fn judge_values(
         let args = vec![
             ("field", v.at.path.clone()),
             ("consumer", consumer.to_string()),
-            ("construct", construct.to_string()),
+            ("construct", construct()),
             ("reason", reason),
         ];
         cx.report("CVN-107", v.at.pointer, args);
@@ -483,7 +490,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
                     "/spec/componentTypeEnvironmentConfigs",
                     "componentTypeEnvironmentConfigs",
                     consumer,
-                    &what,
+                    &|| what.clone(),
                     &[],
                     &None,
                     "environmentConfigs",
@@ -557,15 +564,18 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
             )
             .unwrap_or_default();
         let candidates = published(&others, trait_name);
-        let chosen =
-            semver::Version::parse(version).ok().map(|v| (v.clone(), format!("{release_name} froze {v}")));
+        let parsed = semver::Version::parse(version).ok();
+        let froze = || {
+            format!("{release_name} froze {}", parsed.as_ref().map(ToString::to_string).unwrap_or_default())
+        };
+        let chosen: Chosen<'_> = parsed.clone().map(|v| (v, &froze as Words<'_>));
         judge_values(
             &schema,
             values,
             &pointer,
             &field,
             consumer,
-            &what,
+            &|| what.clone(),
             &candidates,
             &chosen,
             "environmentConfigs",

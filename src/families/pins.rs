@@ -46,8 +46,13 @@ pub(crate) struct Reference {
     pub(crate) parameters: Option<String>,
 }
 
-fn reference(doc: &Value, pointer: &str, default_kind: &str, parameters: Option<&str>) -> Option<Reference> {
-    let r = doc.at(pointer)?;
+fn reference(
+    r: Option<&Value>,
+    pointer: &str,
+    default_kind: &str,
+    parameters: Option<&str>,
+) -> Option<Reference> {
+    let r = r?;
     let name = r.get("name").and_then(Value::as_str)?;
     // A componentType is named `<workloadType>/<name>`.
     let logical = name.rsplit('/').next().unwrap_or(name).to_string();
@@ -64,21 +69,38 @@ pub(crate) fn references(kind: &str, doc: &Value) -> Vec<Reference> {
     let mut out = Vec::new();
     match kind {
         "Component" => {
-            out.extend(reference(doc, "/spec/componentType", "ComponentType", Some("/spec/parameters")));
-            let traits = doc.at("/spec/traits").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
-            for i in 0..traits {
+            // The spec found once: this runs for every Component on the admission path.
+            let spec = doc.get("spec");
+            let at = |member: &str| spec.and_then(|s| s.get(member));
+            out.extend(reference(
+                at("componentType"),
+                "/spec/componentType",
+                "ComponentType",
+                Some("/spec/parameters"),
+            ));
+            for (i, t) in at("traits").and_then(Value::as_array).into_iter().flatten().enumerate() {
                 let at = format!("/spec/traits/{i}");
-                out.extend(reference(doc, &at, "Trait", Some(&format!("{at}/parameters"))));
+                out.extend(reference(Some(t), &at, "Trait", Some(&format!("{at}/parameters"))));
             }
             out.extend(reference(
-                doc,
+                at("workflow"),
                 "/spec/workflow",
                 "ClusterWorkflow",
                 Some("/spec/workflow/parameters"),
             ));
         }
-        "Project" => out.extend(reference(doc, "/spec/type", "ClusterProjectType", Some("/spec/parameters"))),
-        "Resource" => out.extend(reference(doc, "/spec/type", "ResourceType", Some("/spec/parameters"))),
+        "Project" => out.extend(reference(
+            doc.at("/spec/type"),
+            "/spec/type",
+            "ClusterProjectType",
+            Some("/spec/parameters"),
+        )),
+        "Resource" => out.extend(reference(
+            doc.at("/spec/type"),
+            "/spec/type",
+            "ResourceType",
+            Some("/spec/parameters"),
+        )),
         _ => {}
     }
     out
@@ -95,22 +117,29 @@ pub(crate) fn scope(kind: &str, namespace: Option<&str>) -> Option<String> {
 
 /// The published objects of a logical name: labelled with it, or (before the scheme) named it.
 pub(crate) fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published, Arc<Value>)> {
-    objects
-        .iter()
-        .filter(|o| {
-            label(o, NAME_LABEL) == Some(logical)
-                || (label(o, NAME_LABEL).is_none()
-                    && o.at("/metadata/name").and_then(Value::as_str) == Some(logical))
-        })
-        .map(|o| {
-            let p = Published {
-                object: o.at("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
-                version: label(o, VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()),
-                default: label(o, DEFAULT_LABEL) == Some("true"),
-            };
-            (p, o.clone())
-        })
-        .collect()
+    let mut found = Vec::with_capacity(objects.len());
+    for o in objects {
+        // Each object's metadata and labels found once, not once a label: this runs for every
+        // pin on the admission path.
+        let metadata = o.get("metadata");
+        let name = metadata.and_then(|m| m.get("name")).and_then(Value::as_str);
+        let labels = metadata.and_then(|m| m.get("labels"));
+        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+        let ours = match label(NAME_LABEL) {
+            Some(named) => named == logical,
+            None => name == Some(logical),
+        };
+        if !ours {
+            continue;
+        }
+        let p = Published {
+            object: name.unwrap_or_default().to_string(),
+            version: label(VERSION_KEY).and_then(|v| semver::Version::parse(v).ok()),
+            default: label(DEFAULT_LABEL) == Some("true"),
+        };
+        found.push((p, o.clone()));
+    }
+    found
 }
 
 /// CVN-410: deleting a construct version that consumers still pin.
