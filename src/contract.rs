@@ -92,29 +92,6 @@ pub struct ContractDiff {
     pub advisory: Option<String>,
     /// Rows a face left out of its rendering (`diff --ignore-descriptions`), counted.
     pub omitted: usize,
-    /// Which verdicts deny under the rules' actions.
-    pub gate: Gate,
-}
-
-/// Which verdicts deny, as the rules behind them are configured: a declared bump too small
-/// is CVN-212 (deny by default), one too large CVN-213 (a warning by default), a change the
-/// policy refuses its own rule (CVN-201, …; deny by default). `diff` exits 1 for exactly
-/// these, so it fails where `check --base` and the webhook deny, and passes where they warn.
-#[derive(Clone, Copy, Debug)]
-pub struct Gate {
-    /// Whether `bump-too-small` denies.
-    pub too_small: bool,
-    /// Whether `bump-too-large` denies.
-    pub too_large: bool,
-    /// Whether a refused change or note denies.
-    pub refused: bool,
-}
-
-impl Default for Gate {
-    /// The catalogue's default actions.
-    fn default() -> Gate {
-        Gate { too_small: true, too_large: false, refused: true }
-    }
 }
 
 /// A pair that cannot be diffed.
@@ -147,13 +124,21 @@ impl ContractDiff {
         self.rows.iter().filter(|r| r.refused).count() + self.notes.iter().filter(|n| n.refused).count()
     }
 
-    /// Whether `covenant diff` exits 1: where the webhook and `check --base` deny — a verdict
-    /// whose rule denies — never for what is only advised or warned.
-    pub fn fails(&self) -> bool {
+    /// Whether `covenant diff` exits 1: where the webhook and `check --base` deny the pair —
+    /// a verdict whose rule denies under `policy`'s actions (a declared bump too small is
+    /// CVN-212, deny by default; one too large CVN-213, a warning by default; a change the
+    /// policy refuses its own rule, CVN-201 …, deny by default) — never for what is only
+    /// advised or warned.
+    pub fn fails(&self, policy: &Policy) -> bool {
+        let denies = |rule: &str| lookup(rule).is_none_or(|r| policy.rules.action(r) == Action::Deny);
         match self.verdict() {
-            "bump-too-small" => self.gate.too_small,
-            "bump-too-large" => self.gate.too_large,
-            "refused" => self.gate.refused,
+            "bump-too-small" => denies("CVN-212"),
+            "bump-too-large" => denies("CVN-213"),
+            "refused" => {
+                let rows = self.rows.iter().filter(|r| r.refused).map(|r| r.judged.rule);
+                let notes = self.notes.iter().filter(|n| n.refused).map(|n| Some(n.rule));
+                rows.chain(notes).any(|rule| rule.is_none_or(denies))
+            }
             _ => false,
         }
     }
@@ -218,24 +203,6 @@ pub fn compute(
     new_outline: &Outline<'_>,
     judged_by: &Policy,
 ) -> Result<ContractDiff, DiffError> {
-    let mut d = classify(old_outline, new_outline, judged_by)?;
-    let denies = |rule: &str| lookup(rule).is_none_or(|r| judged_by.rules.action(r) == Action::Deny);
-    let rows = d.rows.iter().filter(|r| r.refused).map(|r| r.judged.rule);
-    let notes = d.notes.iter().filter(|n| n.refused).map(|n| Some(n.rule));
-    d.gate = Gate {
-        too_small: denies("CVN-212"),
-        too_large: denies("CVN-213"),
-        refused: rows.chain(notes).any(|rule| rule.is_none_or(denies)),
-    };
-    Ok(d)
-}
-
-/// The diff, judged by the policy; `compute` then says which verdicts deny.
-fn classify(
-    old_outline: &Outline<'_>,
-    new_outline: &Outline<'_>,
-    judged_by: &Policy,
-) -> Result<ContractDiff, DiffError> {
     let stability = |family: &str| judged_by.stability(family);
     let (old, new): (&Value, &Value) = (&old_outline.doc, &new_outline.doc);
     match (Flavor::of(old), Flavor::of(new)) {
@@ -290,7 +257,6 @@ fn classify(
                 policy,
                 advisory,
                 omitted: 0,
-                gate: Gate::default(),
             })
         }
         (Some(a), Some(b)) => Err(DiffError(format!("cannot diff a {} against a {}", a.kind(), b.kind()))),
@@ -335,7 +301,6 @@ fn classify(
                 policy: Stability::DeclaredBump,
                 advisory: None,
                 omitted: 0,
-                gate: Gate::default(),
             })
         }
         (None, None) if is_package(old) && is_package(new) => {
@@ -356,16 +321,7 @@ fn classify(
             };
             // A version that did not move declares nothing: an explicit "none", not a bump.
             let declared = declared.map(|d| d.unwrap_or(Bump::Patch));
-            Ok(ContractDiff {
-                title,
-                rows,
-                notes: Vec::new(),
-                declared,
-                policy,
-                advisory: None,
-                omitted: 0,
-                gate: Gate::default(),
-            })
+            Ok(ContractDiff { title, rows, notes: Vec::new(), declared, policy, advisory: None, omitted: 0 })
         }
         (None, None) if looks_like_schema(old) && looks_like_schema(new) => {
             let read = |v: &Value, which: &str| {
@@ -391,7 +347,6 @@ fn classify(
                 policy,
                 advisory: None,
                 omitted: 0,
-                gate: Gate::default(),
             })
         }
         _ => Err(DiffError(

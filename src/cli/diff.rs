@@ -205,6 +205,7 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             (None, Some(context)) => Some(super::live_cluster(context, &config, Vec::new())?),
             (None, None) => None,
         };
+    let policy = crate::contract::Policy::of(&config);
     let mut d = match &published {
         None => {
             if args.to.is_some() {
@@ -216,17 +217,16 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             let (old, new) = (Compared::read(&args.old)?, Compared::read(&args.new)?);
             let old_outline = old.outline(&args.old, None)?;
             let new_outline = new.outline(&args.new, Some(&old_outline))?;
-            crate::contract::compute(&old_outline, &new_outline, &crate::contract::Policy::of(&config))
+            crate::contract::compute(&old_outline, &new_outline, &policy)
                 .map_err(|e| anyhow::anyhow!("{} → {}: {e}", args.old.display(), args.new.display()))?
         }
         Some(cluster) => {
             let Some(to) = &args.to else { bail!("covenant diff --context DIR takes NAME FROM TO") };
             let (name, from) = (args.old.to_string_lossy(), args.new.to_string_lossy());
-            let policy = crate::contract::Policy::of(&config);
             crate::contract::between_published(cluster.as_ref(), &policy, None, None, &name, &from, to)?
         }
     };
-    let fails = judged(&mut d, &args);
+    let fails = judged(&mut d, &args, &policy);
     match args.output {
         DiffOutput::Text => print!("{}", crate::report::diff::render_text(&d)),
         DiffOutput::Json => println!("{}", crate::report::diff::render_json(&d)),
@@ -237,7 +237,7 @@ pub(super) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
 
 /// Whether a diff fails the run — its verdict, or `--fail-on` — with the description rows
 /// left out when asked (they are PATCH: leaving them out changes no verdict).
-fn judged(d: &mut crate::contract::ContractDiff, args: &DiffArgs) -> bool {
+fn judged(d: &mut crate::contract::ContractDiff, args: &DiffArgs, policy: &crate::contract::Policy) -> bool {
     if args.ignore_descriptions {
         use crate::schema::diff::ChangeKind::{DescriptionChanged, ExampleChanged, TitleChanged};
         let before = d.rows.len();
@@ -256,7 +256,7 @@ fn judged(d: &mut crate::contract::ContractDiff, args: &DiffArgs) -> bool {
             f.bump().as_str()
         );
     }
-    d.fails() || gated.is_some()
+    d.fails(policy) || gated.is_some()
 }
 
 /// `covenant diff OLD_DIR NEW_DIR`: every document of the new folder paired with the one of
@@ -304,7 +304,7 @@ fn diff_folders(args: &DiffArgs, config: &crate::config::Config) -> anyhow::Resu
             crate::contract::compute(&Outline::of_value(old_doc), &Outline::of_value(doc), &policy);
         match computed {
             Ok(mut d) => {
-                fails |= judged(&mut d, args);
+                fails |= judged(&mut d, args, &policy);
                 match args.output {
                     DiffOutput::Markdown => text.push_str(&crate::report::diff::render_markdown(&d)),
                     _ => text.push_str(&crate::report::diff::render_text(&d)),
