@@ -1,12 +1,14 @@
 //! Schemas loaded out of stored objects (a construct's parameters, a CRD's version schema),
 //! kept so each is read once: what the consumer family and the definitions family share.
 
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, Weak};
 
+use hashbrown::{Equivalent, HashMap};
+use rustc_hash::FxHasher;
 use serde_json::Value;
 
 use crate::schema::Schema;
-use rustc_hash::FxHashMap;
 
 /// A schema as read out of its object: absent, loaded, or why it cannot be read.
 pub type Read = Result<Option<Arc<Schema>>, String>;
@@ -22,15 +24,13 @@ const CAPACITY: usize = 1024;
 /// be reused for another object while the entry lasts. Bounded: emptied when full. A cache of
 /// a pure function of its key, so the engine stays pure.
 ///
-/// Entries are found by a hash of their key taken from the object's own strings, and the key
-/// kept in the entry is compared with them: a hit (every pin of every review on the admission
-/// path) allocates nothing. Two keys of one hash keep the later.
+/// A key is looked up as the object's own strings spell it (`Borrowed`): a hit (every pin of
+/// every review on the admission path) allocates nothing.
 #[derive(Debug, Default)]
-pub struct Loaded(Mutex<FxHashMap<u64, Entry>>);
+pub struct Loaded(Mutex<HashMap<Key, Entry, BuildHasherDefault<FxHasher>>>);
 
-/// A loaded schema: its key, the weak reference that keeps a held object's allocation
-/// reserved, and what was read.
-type Entry = (Key, Option<Weak<Value>>, Read);
+/// A loaded schema, with the weak reference that keeps a held object's allocation reserved.
+type Entry = (Option<Weak<Value>>, Read);
 
 /// Who the object is, and which part of it was read.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -41,27 +41,25 @@ enum Key {
     Held(usize, String),
 }
 
-/// A key as the object's strings spell it, before anything is allocated.
+/// A key as the object's strings spell it, before anything is allocated. Its variants and
+/// fields are `Key`'s, in the same order, so the two hash alike.
 #[derive(Hash)]
 enum Borrowed<'a> {
     Stored(&'a str, &'a str, &'a str),
     Held(usize, &'a str),
 }
 
-impl Borrowed<'_> {
-    fn hash(&self) -> u64 {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(self)
-    }
-
-    fn is(&self, key: &Key) -> bool {
+impl Equivalent<Key> for Borrowed<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
         match (self, key) {
             (Borrowed::Stored(u, v, p), Key::Stored(ku, kv, kp)) => u == ku && v == kv && p == kp,
             (Borrowed::Held(a, p), Key::Held(ka, kp)) => a == ka && p == kp,
             _ => false,
         }
     }
+}
 
+impl Borrowed<'_> {
     fn owned(&self) -> Key {
         match *self {
             Borrowed::Stored(u, v, p) => Key::Stored(u.to_string(), v.to_string(), p.to_string()),
@@ -79,10 +77,7 @@ impl Loaded {
             (Some(uid), Some(version)) => Borrowed::Stored(uid, version, part),
             _ => Borrowed::Held(Arc::as_ptr(owner) as usize, part),
         };
-        let hash = key.hash();
-        if let Some((_, _, hit)) =
-            self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&hash).filter(|(k, _, _)| key.is(k))
-        {
+        if let Some((_, hit)) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }
         let loaded = load(owner);
@@ -91,7 +86,35 @@ impl Loaded {
         if map.len() >= CAPACITY {
             map.clear();
         }
-        map.insert(hash, (key.owned(), held, loaded.clone()));
+        map.insert(key.owned(), (held, loaded.clone()));
         loaded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_is_loaded_once_per_object_and_part() {
+        let loaded = Loaded::default();
+        let stored = Arc::new(serde_json::json!({"metadata": {"uid": "u1", "resourceVersion": "7"}}));
+        let held = Arc::new(serde_json::json!({"metadata": {"name": "from-a-file"}}));
+        let calls = std::cell::Cell::new(0);
+        let load = |_: &Value| {
+            calls.set(calls.get() + 1);
+            Ok(None)
+        };
+        for owner in [&stored, &held] {
+            for _ in 0..3 {
+                loaded.read(owner, "/spec/parameters", load).unwrap();
+            }
+        }
+        // Found by the object's own strings: each (object, part) loaded once.
+        assert_eq!(calls.get(), 2);
+        loaded.read(&stored, "/spec/environmentConfigs", load).unwrap();
+        let moved = Arc::new(serde_json::json!({"metadata": {"uid": "u1", "resourceVersion": "8"}}));
+        loaded.read(&moved, "/spec/parameters", load).unwrap();
+        assert_eq!(calls.get(), 4, "another part, another resourceVersion: loaded again");
     }
 }
