@@ -98,42 +98,18 @@ impl<I: Iterator<Item = char>> TabsAsSpaces<I> {
     }
 }
 
-/// Every run of tabs after a key's `:` in `document` made spaces.
+/// Every run of tabs after a key's `:` in `document` made spaces (a tab and a space are one
+/// byte each: every position stays where it was).
 fn space_tabs_after_colons(document: &mut String) {
+    // Each run is given by the index, in characters, of the character after it, in order.
     let mut runs = tabs::tabs_after_colons(document.chars()).into_iter().peekable();
-    if runs.peek().is_none() {
-        return;
-    }
-    // The runs are given by the index (in characters) of the character after each.
-    let mut bytes = std::mem::take(document).into_bytes();
-    let mut ends = Vec::new();
-    let mut chars = 0;
-    let mut i = 0;
-    while let Some(&run) = runs.peek() {
-        if chars == run {
-            ends.push(i);
-            runs.next();
-            continue;
-        }
-        if i >= bytes.len() {
-            break;
-        }
-        // A character's first byte is any but a continuation byte.
-        i += 1;
-        while i < bytes.len() && bytes[i] & 0xC0 == 0x80 {
-            i += 1;
-        }
-        chars += 1;
-    }
+    let offsets = document.char_indices().map(|(byte, _)| byte).chain([document.len()]);
+    let ends: Vec<usize> =
+        offsets.enumerate().filter_map(|(n, byte)| runs.next_if_eq(&n).map(|_| byte)).collect();
     for end in ends {
-        let mut at = end;
-        while at > 0 && bytes[at - 1] == b'\t' {
-            bytes[at - 1] = b' ';
-            at -= 1;
-        }
+        let run = document[..end].bytes().rev().take_while(|b| *b == b'\t').count();
+        document.replace_range(end - run..end, &" ".repeat(run));
     }
-    // Tabs became spaces: still UTF-8.
-    *document = String::from_utf8(bytes).unwrap_or_default();
 }
 
 impl<I: Iterator<Item = char>> Iterator for TabsAsSpaces<I> {
