@@ -24,15 +24,14 @@ fn main() {
     objects.extend(platform::components(5_000, 200));
     let cluster = OfflineCluster::from_objects(objects);
     let engine = covenant::engine::Engine::new(&covenant::config::Config::embedded().unwrap());
-    let mut component = platform::component(5_123, 200);
-    component["metadata"].as_object_mut().unwrap().retain(|k, _| k == "name" || k == "namespace");
-    let body = serde_json::json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": "0", "kind": {"group": "openchoreo.dev", "version": "v1alpha1", "kind": "Component"},
-            "resource": {"group": "openchoreo.dev", "version": "v1alpha1", "resource": "components"},
-            "name": "x", "namespace": "bakery", "operation": "CREATE",
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
-            "object": component, "oldObject": null, "dryRun": false}});
-    let body = axum::body::Bytes::from(body.to_string());
+    let review = platform::create_review(
+        "openchoreo.dev",
+        "v1alpha1",
+        "Component",
+        "components",
+        platform::new_component(),
+    );
+    let body = axum::body::Bytes::from(review);
     let start = std::time::Instant::now();
     let mut denied = 0;
     for _ in 0..n {

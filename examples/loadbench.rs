@@ -271,15 +271,7 @@ fn percentile(v: &mut [Duration], p: f64) -> Duration {
 
 /// An AdmissionReview CREATE of `object`.
 fn review(group: &str, version: &str, kind: &str, resource: &str, object: serde_json::Value) -> Bytes {
-    let gvk = serde_json::json!({"group": group, "version": version, "kind": kind});
-    let gvr = serde_json::json!({"group": group, "version": version, "resource": resource});
-    let body = serde_json::json!({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
-        "request": {"uid": "7c1e2d3f-0a1b-4c5d-8e9f-0a1b2c3d4e5f", "kind": gvk, "resource": gvr,
-            "requestKind": gvk, "requestResource": gvr, "name": object["metadata"]["name"],
-            "namespace": object["metadata"]["namespace"], "operation": "CREATE",
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
-            "object": object, "oldObject": null, "dryRun": false}});
-    Bytes::from(body.to_string())
+    Bytes::from(platform::create_review(group, version, kind, resource, object))
 }
 
 /// A Component pinned to ruby-service "1" with parameters, padded with labels and
@@ -335,9 +327,7 @@ fn populated_platform() -> apiserver::Fake {
 /// A new Component of the populated platform: a pin resolved among 5 versions, parameters
 /// validated.
 fn platform_component() -> Bytes {
-    let mut component = platform::component(5_123, 200);
-    component["metadata"].as_object_mut().unwrap().retain(|k, _| k == "name" || k == "namespace");
-    review("openchoreo.dev", "v1alpha1", "Component", "components", component)
+    review("openchoreo.dev", "v1alpha1", "Component", "components", platform::new_component())
 }
 
 /// A Workload whose image names a release (CVN-407 is satisfied).

@@ -47,3 +47,24 @@ pub fn component(j: usize, names: usize) -> Value {
 pub fn components(count: usize, names: usize) -> Vec<Value> {
     (0..count).map(|j| component(j, names)).collect()
 }
+
+/// A new Component of the platform, as the API-server scenario sends it: a pin resolved among
+/// five versions, parameters validated.
+pub fn new_component() -> Value {
+    let mut component = component(5_123, 200);
+    component["metadata"].as_object_mut().unwrap().retain(|k, _| k == "name" || k == "namespace");
+    component
+}
+
+/// An AdmissionReview CREATE of `object`, as the API server sends one.
+pub fn create_review(group: &str, version: &str, kind: &str, resource: &str, object: Value) -> String {
+    let gvk = json!({"group": group, "version": version, "kind": kind});
+    let gvr = json!({"group": group, "version": version, "resource": resource});
+    json!({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+        "request": {"uid": "7c1e2d3f-0a1b-4c5d-8e9f-0a1b2c3d4e5f", "kind": gvk, "resource": gvr,
+            "requestKind": gvk, "requestResource": gvr, "name": object["metadata"]["name"],
+            "namespace": object["metadata"]["namespace"], "operation": "CREATE",
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "object": object, "oldObject": null, "dryRun": false}})
+    .to_string()
+}
