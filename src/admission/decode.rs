@@ -224,7 +224,7 @@ struct Parts<'a> {
     name: Option<String>,
     namespace: Option<String>,
     operation: Cow<'a, str>,
-    user_info: UserInfo<'a>,
+    user_info: User,
     object: Option<Object>,
     old_object: Option<Object>,
     dry_run: Option<bool>,
@@ -256,8 +256,8 @@ impl Parts<'_> {
             object,
             old_object,
             dry_run: dry_run.unwrap_or(false),
-            user: user_info.username,
-            groups: user_info.groups.unwrap_or_default(),
+            user: user_info.name,
+            groups: user_info.groups,
             budget: None,
             received_at: None,
             admitted: true,
@@ -338,36 +338,44 @@ fn read_request<'a>(r: &mut Reader<'a>, body: &Bytes, reading: Readings<'_>) -> 
         }
         seen |= 1 << member;
         match REQUEST_MEMBERS[member] {
-            "uid" => uid = Some(r.value::<String>().ok()?),
+            "uid" => uid = Some(r.string().ok()?.0.into_owned()),
             "kind" => {
-                let k = r.value::<Obj<GroupVersionKind>>().ok()?.0;
-                read_as = Some(reading(&k.group, &k.kind));
-                kind = Some(k);
+                let [group, version, kind_name] = strings_of(r, ["group", "version", "kind"])?;
+                read_as = Some(reading(&group, &kind_name));
+                kind = Some(GroupVersionKind { group, version, kind: kind_name });
             }
             "resource" => {
-                r.value::<Obj<GroupVersionResource>>().ok()?;
+                strings_of(r, ["group", "version", "resource"])?;
             }
             "requestKind" => {
-                r.value::<Option<Obj<GroupVersionKind>>>().ok()?;
+                or_null(r, |r| strings_of(r, ["group", "version", "kind"]))?;
             }
             "requestResource" => {
-                r.value::<Option<Obj<GroupVersionResource>>>().ok()?;
+                or_null(r, |r| strings_of(r, ["group", "version", "resource"]))?;
             }
-            "subResource" => sub_resource = r.value::<Option<String>>().ok()?,
+            "subResource" => sub_resource = or_null(r, owned_string)?,
             "requestSubResource" => {
-                r.value::<Option<JsonKey<'_>>>().ok()?;
+                or_null(r, owned_string)?;
             }
-            "name" => name = r.value::<Option<String>>().ok()?,
-            "namespace" => namespace = r.value::<Option<String>>().ok()?,
+            "name" => name = or_null(r, owned_string)?,
+            "namespace" => namespace = or_null(r, owned_string)?,
             "operation" => operation = Some(r.string().ok()?.0),
-            "userInfo" => user_info = Some(r.value::<Obj<UserInfo>>().ok()?.0),
+            "userInfo" => user_info = Some(read_user(r)?),
             "object" => object = read_object(r, body, read_as)?,
             // The object before an update is read as the family asks, but parsed only when a
             // rule reads it.
             "oldObject" => {
                 old_object = read_object(r, body, read_as.filter(|how| !matches!(how, Reading::Whole)))?
             }
-            "dryRun" => dry_run = r.value::<Option<bool>>().ok()?,
+            "dryRun" => {
+                dry_run = or_null(r, |r| {
+                    if r.literal(b"true") {
+                        Some(true)
+                    } else {
+                        r.literal(b"false").then_some(false)
+                    }
+                })?
+            }
             _ => {
                 r.skip().ok()?;
             }
@@ -388,6 +396,97 @@ fn read_request<'a>(r: &mut Reader<'a>, body: &Bytes, reading: Readings<'_>) -> 
         old_object,
         dry_run,
     })
+}
+
+// The envelope's members are read with the reader's own steps (strings, literals, a mapping's
+// keys, a list's elements) rather than a serde deserializer started at each: one small path
+// for all of them. Each takes exactly what the derive takes for its member and returns `None`
+// at anything else, which the derive then reads and words.
+
+/// `null`, or what `read` reads.
+fn or_null<'a, T>(r: &mut Reader<'a>, read: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Option<Option<T>> {
+    if r.literal(b"null") {
+        Some(None)
+    } else {
+        read(r).map(Some)
+    }
+}
+
+/// A string, owned.
+fn owned_string(r: &mut Reader<'_>) -> Option<String> {
+    Some(r.string().ok()?.0.into_owned())
+}
+
+/// A list of strings.
+fn strings(r: &mut Reader<'_>) -> Option<Vec<String>> {
+    if !r.enter_list() {
+        return None;
+    }
+    let (mut out, mut first) = (Vec::new(), true);
+    while r.element(&mut first).ok()? {
+        out.push(owned_string(r)?);
+    }
+    Some(out)
+}
+
+/// A mapping of exactly the members `names`, each a string, each once.
+fn strings_of<'a, const N: usize>(r: &mut Reader<'a>, names: [&str; N]) -> Option<[Cow<'a, str>; N]> {
+    if !r.enter_map() {
+        return None;
+    }
+    let mut found: [Option<Cow<'a, str>>; N] = std::array::from_fn(|_| None);
+    let mut first = true;
+    while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
+        let at = found.get_mut(names.iter().position(|n| *n == key)?)?;
+        if at.is_some() {
+            return None;
+        }
+        *at = Some(r.string().ok()?.0);
+    }
+    found.iter().all(Option::is_some).then(|| found.map(Option::unwrap_or_default))
+}
+
+/// `userInfo`: who asked. Its `uid` and `extra` are checked for their shape and dropped.
+fn read_user(r: &mut Reader<'_>) -> Option<User> {
+    if !r.enter_map() {
+        return None;
+    }
+    let mut user = User::default();
+    let (mut seen, mut first) = (0u8, true);
+    while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
+        let member = ["username", "uid", "groups", "extra"].iter().position(|m| *m == key)?;
+        if seen & (1 << member) != 0 {
+            return None;
+        }
+        seen |= 1 << member;
+        match member {
+            0 => user.name = or_null(r, owned_string)?,
+            1 => {
+                or_null(r, owned_string)?;
+            }
+            2 => user.groups = or_null(r, strings)?.unwrap_or_default(),
+            _ => {
+                or_null(r, |r| {
+                    if !r.enter_map() {
+                        return None;
+                    }
+                    let mut first = true;
+                    while r.key(&mut first).ok()?.is_some() {
+                        strings(r)?;
+                    }
+                    Some(())
+                })?;
+            }
+        }
+    }
+    Some(user)
+}
+
+/// What a review says of who asked, as covenant keeps it.
+#[derive(Default)]
+struct User {
+    name: Option<String>,
+    groups: Vec<String>,
 }
 
 /// An object member: `null`, or a JSON object kept as its span of the body, read as
@@ -477,7 +576,7 @@ fn decode_whole(body: &Bytes) -> Result<Review, DecodeError> {
         name: request.name,
         namespace: request.namespace,
         operation: request.operation,
-        user_info,
+        user_info: User { name: user_info.username, groups: user_info.groups.unwrap_or_default() },
         object: present(request.object),
         old_object: present(request.old_object),
         dry_run: request.dry_run,
@@ -614,6 +713,15 @@ mod tests {
                 ("\"resource\":{\"group\":", "\"resource\":{\"kind\":"),
                 ("\"operation\":\"", "\"operation\":[\""),
                 ("\"uid\":\"", "\"uid\":\"\\u00e9"),
+                ("\"dryRun\":false", "\"dryRun\":falsey"),
+                ("\"dryRun\":false", "\"dryRun\":false\n "),
+                ("\"dryRun\":false", "\"dryRun\":0"),
+                ("\"request\":{", "\"request\":{\"requestKind\":{\"group\":\"\",\"version\":\"v1\"},"),
+                ("\"request\":{", "\"request\":{\"requestResource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"x\",\"resource\":\"y\"},"),
+                ("\"userInfo\":{", "\"userInfo\":{\"groups\":[\"a\"],\"groups\":[\"b\"],"),
+                ("\"userInfo\":{", "\"userInfo\":{\"extra\":{\"a\":[\"b\"],\"a\":[\"c\"]},"),
+                ("\"groups\":[", "\"groups\":[ \"a\" , "),
+                ("\"userInfo\":{", "\"userInfo\":{\"uid\":7,"),
             ] {
                 let compact = text.replace(": ", ":");
                 if compact.contains(from) {
@@ -632,6 +740,9 @@ mod tests {
             "\"username\":\"\\\"me\\\"\\t",
             "\"kind\":{\"gr\\u006fup\":\"",
             "\"uid\":\"\\u00e9",
+            "\"dryRun\":false\n ",
+            "\"userInfo\":{\"extra\":{\"a\":[\"b\"],\"a\":[\"c\"]},",
+            "\"groups\":[ \"a\" , ",
         ] {
             assert!(taken.get(to).is_some_and(|n| *n > 0), "{to}: {taken:?}");
         }

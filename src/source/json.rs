@@ -156,6 +156,21 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Step over the literal `word` (`null`, `true`, `false`) if it is the next value, ended
+    /// where JSON ends a value; `false`, nothing consumed, at anything else (a caller that
+    /// needs an error to word leaves the value to serde_json).
+    pub(crate) fn literal(&mut self, word: &[u8]) -> bool {
+        self.peek();
+        let rest = &self.data[self.pos..];
+        let ends =
+            matches!(rest.get(word.len()), None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\t' | b'\r'));
+        let found = rest.starts_with(word) && ends;
+        if found {
+            self.pos += word.len();
+        }
+        found
+    }
+
     /// The span of the next value, scanned and not built.
     pub(crate) fn skip(&mut self) -> Result<Range<usize>, ReadError> {
         self.peek();
