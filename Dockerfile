@@ -10,8 +10,8 @@ FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN RUSTFLAGS="-C target-feature=+crt-static" \
-    cargo build --release --locked --target x86_64-unknown-linux-gnu --bin covenant \
- && cp target/x86_64-unknown-linux-gnu/release/covenant /covenant \
+    cargo build --profile dist --locked --target x86_64-unknown-linux-gnu --bin covenant \
+ && cp target/x86_64-unknown-linux-gnu/dist/covenant /covenant \
  && mkdir -p /scratch/tmp
 
 FROM scratch

@@ -25,26 +25,26 @@ bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD
 	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning --bench lookup
 
 bench-load: ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
-	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
-	taskset -c 0 $(TARGET_DIR)/release/examples/loadbench --rounds 5 --seconds 3
+	$(CARGO) build --profile dist --bin covenant --example bare_webhook --example loadbench
+	taskset -c 0 $(TARGET_DIR)/dist/examples/loadbench --rounds 5 --seconds 3
 
 bench-apiserver: ## as the kube-apiserver sends reviews: one HTTP/2 connection, concurrent streams, covenant watching a stand-in API server holding 1,000 constructs and 5,000 Components
-	$(CARGO) build --release --bin covenant --example bare_webhook --example loadbench
-	taskset -c 0 $(TARGET_DIR)/release/examples/loadbench --apiserver --rounds 5 --seconds 3
+	$(CARGO) build --profile dist --bin covenant --example bare_webhook --example loadbench
+	taskset -c 0 $(TARGET_DIR)/dist/examples/loadbench --apiserver --rounds 5 --seconds 3
 
 bench-instructions: ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
-	$(CARGO) build --release --bin covenant --example bare_webhook
-	examples/instructions.sh
+	$(CARGO) build --profile dist --bin covenant --example bare_webhook
+	BIN=$${BIN:-$(TARGET_DIR)/dist/covenant} BARE=$(TARGET_DIR)/dist/examples/bare_webhook examples/instructions.sh
 
 SOAK_SECONDS ?= 300
 SOAK_RATE ?= 200
 bench-burst: ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to compare a build)
-	$(CARGO) build --release --bin covenant
-	examples/burst.sh
+	$(CARGO) build --profile dist --bin covenant
+	BIN=$${BIN:-$(TARGET_DIR)/dist/covenant} examples/burst.sh
 
 soak: ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
-	$(CARGO) build --release --bin covenant --example soak
-	$(TARGET_DIR)/release/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
+	$(CARGO) build --profile dist --bin covenant --example soak
+	$(TARGET_DIR)/dist/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
 
 FUZZ_SECONDS ?= 120
 fuzz: ## run each cargo-fuzz target FUZZ_SECONDS (120) on a corpus seeded from the fixtures (nightly)
@@ -64,10 +64,10 @@ certs: ## make a dev CA and serving certificate for DNS=$(DNS) in certs/out and 
 
 IMAGE ?= covenant:0.1.0
 STATIC_TARGET := x86_64-unknown-linux-gnu
-STATIC_BIN := $(TARGET_DIR)/$(STATIC_TARGET)/release/covenant
+STATIC_BIN := $(TARGET_DIR)/$(STATIC_TARGET)/dist/covenant
 
-static: ## a fully static release binary (glibc, crt-static): what the image and `make dist` ship
-	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(STATIC_TARGET) --bin covenant
+static: ## a fully static binary (glibc, crt-static) of the dist profile: what the image and `make dist` ship
+	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --profile dist --locked --target $(STATIC_TARGET) --bin covenant
 
 image: static ## build the image $(IMAGE) from the static binary (deploy/image/Dockerfile; needs a Docker daemon)
 	rm -rf $(TARGET_DIR)/image && mkdir -p $(TARGET_DIR)/image

@@ -344,7 +344,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
     let seconds: f64 = arg(&args, "--seconds").and_then(|v| v.parse().ok()).unwrap_or(3.0);
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release");
+    // The binaries of the profile this bench was built with (`target/dist` under `make
+    // bench-load`): the bench's own folder is `<profile>/examples`.
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release"));
     let covenant_bin = arg(&args, "--covenant").map(PathBuf::from).unwrap_or(target.join("covenant"));
     let bare_bin = arg(&args, "--bare").map(PathBuf::from).unwrap_or(target.join("examples/bare_webhook"));
     let pinned = Command::new("taskset").arg("-V").output().is_ok();

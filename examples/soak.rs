@@ -99,7 +99,12 @@ fn main() {
     let rate: u64 = arg(&args, "--rate", 200).max(1);
     let rotate_every: u64 = arg(&args, "--rotate-every", 20).max(1);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let covenant_bin: PathBuf = arg(&args, "--covenant", root.join("target/release/covenant"));
+    // The covenant of the profile this soak was built with (`<profile>/examples/soak`).
+    let built = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("covenant")))
+        .unwrap_or_else(|| root.join("target/release/covenant"));
+    let covenant_bin: PathBuf = arg(&args, "--covenant", built);
 
     // One certificate per rotation, each from its own CA; the clients trust them all.
     let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
