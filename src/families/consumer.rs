@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::pins::{published, references, scope, Reference};
+use super::pins::{published, references, scope, Reference, Versions};
 use super::{Claim, Context, Family};
 use crate::openchoreo::GROUP;
 use crate::pointer::At;
@@ -75,12 +75,13 @@ impl Schemas {
 pub struct Consumer {
     kinds: Vec<String>,
     schemas: Schemas,
+    versions: Versions,
 }
 
 impl Consumer {
     /// The family over these consumer kinds.
     pub fn new(kinds: Vec<String>) -> Consumer {
-        Consumer { kinds, schemas: Schemas::default() }
+        Consumer { kinds, schemas: Schemas::default(), versions: Versions::default() }
     }
 }
 
@@ -119,7 +120,7 @@ impl Family for Consumer {
             .or_else(|| doc.at("/metadata/namespace").and_then(Value::as_str).map(str::to_string));
         images(doc, cx);
         for r in references(kind, doc) {
-            pin(doc, &r, &consumer, namespace.as_deref(), &self.schemas, cx);
+            pin(doc, &r, &consumer, namespace.as_deref(), &self.schemas, &self.versions, cx);
         }
         if kind == "ReleaseBinding" {
             binding(doc, &consumer, namespace.as_deref(), &self.schemas, cx);
@@ -156,12 +157,14 @@ fn images(doc: &Value, cx: &mut Context<'_>) {
 }
 
 /// Resolve one pin; judge the parameters against the resolved version.
+#[allow(clippy::too_many_arguments)]
 fn pin(
     doc: &Value,
     r: &Reference,
     consumer: &str,
     namespace: Option<&str>,
     schemas: &Schemas,
+    versions: &Versions,
     cx: &mut Context<'_>,
 ) {
     let pin_pointer = || format!("{}/version", r.pointer);
@@ -191,8 +194,8 @@ fn pin(
             return;
         }
     };
-    let candidates = published(&objects, &r.logical);
-    let list: Vec<Published> = candidates.iter().map(|(p, _)| p.clone()).collect();
+    let found = versions.of(&r.kind, scope.as_deref(), &r.logical, objects);
+    let (candidates, list) = (&found.candidates, &found.list);
     let at = || if r.pin.is_empty() { r.pointer.clone() } else { pin_pointer() };
     if candidates.is_empty() {
         // GitOps tools apply in no fixed order: the construct may arrive after its consumer.
@@ -205,7 +208,7 @@ fn pin(
         cx.report_change("CVN-406", at(), args, None, Some(Action::Warn));
         return;
     }
-    let resolved = match resolve(&pin, &r.logical, &list) {
+    let resolved = match resolve(&pin, &r.logical, list) {
         Ok(p) => p,
         Err(ResolveError::Duplicate { version, a, b }) => {
             cx.report(
@@ -219,7 +222,7 @@ fn pin(
             let args = vec![
                 ("pin", r.pin.clone()),
                 ("logical", r.logical.clone()),
-                ("published", published_list(&list)),
+                ("published", published_list(list)),
                 ("kind", r.kind.clone()),
             ];
             cx.report("CVN-406", at(), args);
@@ -227,7 +230,7 @@ fn pin(
         }
     };
     let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
-    window(r, resolved, &list, cx);
+    window(r, resolved, list, cx);
     if let Some(params_at) = &r.parameters {
         let schema = schemas.read(construct, "/spec", "parameters");
         let values = doc.at(params_at).filter(|v| !v.is_null());
@@ -261,7 +264,7 @@ fn pin(
                 "parameters",
                 consumer,
                 &what,
-                &candidates,
+                candidates,
                 &chosen,
                 "parameters",
                 schemas,

@@ -3,8 +3,11 @@
 //! (deleting a version consumers still pin). Shared by the consumer family (resolving pins)
 //! and the construct family (a deletion), so neither imports the other.
 
-use std::sync::Arc;
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex};
 
+use hashbrown::{Equivalent, HashMap};
+use rustc_hash::FxHasher;
 use serde_json::Value;
 
 use super::labels::{
@@ -142,6 +145,74 @@ pub(crate) fn published(objects: &[Arc<Value>], logical: &str) -> Vec<(Published
     found
 }
 
+/// How many logical names `Versions` keeps before it starts over.
+const VERSIONS_KEPT: usize = 4096;
+
+/// The published versions of logical names, each as read from the objects a lookup returned,
+/// kept while lookups return those same objects: a pin on the admission path resolves against
+/// a construct's versions as the view holds them, and most reviews find them unchanged since
+/// the last. An entry is used only when the lookup returned the very objects it was read
+/// from, in the same order (the same allocations, which the entry holds, so none can be
+/// reused for another object while it lasts; a stored object is never changed in place): a
+/// cache of a pure function of the objects, so the judgement is the same with it or without.
+/// Bounded: emptied when full.
+#[derive(Debug, Default)]
+pub(crate) struct Versions(Mutex<HashMap<NameKey, Arc<Found>, BuildHasherDefault<FxHasher>>>);
+
+/// The published versions of one logical name, read from `from`.
+#[derive(Debug)]
+pub(crate) struct Found {
+    from: Vec<Arc<Value>>,
+    /// Each published version with its object.
+    pub(crate) candidates: Vec<(Published, Arc<Value>)>,
+    /// The versions alone, as `resolve` and the support window take them.
+    pub(crate) list: Vec<Published>,
+}
+
+/// (kind, scope, logical name): a namespaced kind's lookups differ by namespace.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct NameKey(String, String, String);
+
+/// `NameKey` as the lookup spells it, before anything is allocated; hashes as `NameKey` does.
+#[derive(Hash)]
+struct NameRef<'a>(&'a str, &'a str, &'a str);
+
+impl Equivalent<NameKey> for NameRef<'_> {
+    fn equivalent(&self, key: &NameKey) -> bool {
+        self.0 == key.0 && self.1 == key.1 && self.2 == key.2
+    }
+}
+
+impl Versions {
+    /// The published versions of `logical` among `objects`, the lookup of construct `kind`
+    /// in `scope` (`None`: cluster-wide).
+    pub(crate) fn of(
+        &self,
+        kind: &str,
+        scope: Option<&str>,
+        logical: &str,
+        objects: Vec<Arc<Value>>,
+    ) -> Arc<Found> {
+        let key = NameRef(kind, scope.unwrap_or_default(), logical);
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = kept.get(&key) {
+            let same = found.from.len() == objects.len()
+                && found.from.iter().zip(&objects).all(|(a, b)| Arc::ptr_eq(a, b));
+            if same {
+                return found.clone();
+            }
+        }
+        let candidates = published(&objects, logical);
+        let list = candidates.iter().map(|(p, _)| p.clone()).collect();
+        let found = Arc::new(Found { from: objects, candidates, list });
+        if kept.len() >= VERSIONS_KEPT {
+            kept.clear();
+        }
+        kept.insert(NameKey(key.0.to_string(), key.1.to_string(), key.2.to_string()), found.clone());
+        found
+    }
+}
+
 /// CVN-410: deleting a construct version that consumers still pin.
 pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
     let Some(Ok(old)) = subject.old_object.as_ref().map(|o| o.value()) else { return };
@@ -194,5 +265,54 @@ pub fn retired(subject: &Subject, cx: &mut Context<'_>) {
             "",
             vec![("version", format!("{object} ({version})")), ("consumers", pinned.join(", "))],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn construct(name: &str, version: &str) -> Arc<Value> {
+        Arc::new(json!({
+            "apiVersion": "openchoreo.dev/v1alpha1",
+            "kind": "ClusterComponentType",
+            "metadata": {"name": name, "labels": {NAME_LABEL: "web", VERSION_KEY: version}},
+        }))
+    }
+
+    fn versions_of(found: &Found) -> Vec<String> {
+        found.list.iter().map(|p| p.version.as_ref().map(ToString::to_string).unwrap_or_default()).collect()
+    }
+
+    #[test]
+    fn a_logical_names_versions_are_read_again_only_when_the_lookup_returns_other_objects() {
+        let versions = Versions::default();
+        let (v1, v2) = (construct("web-v1", "1.0.0"), construct("web-v2", "2.0.0"));
+        let first = versions.of("ClusterComponentType", None, "web", vec![v1.clone(), v2.clone()]);
+        assert_eq!(versions_of(&first), ["1.0.0", "2.0.0"]);
+        // The same objects: what was read, not a new reading.
+        let again = versions.of("ClusterComponentType", None, "web", vec![v1.clone(), v2.clone()]);
+        assert!(Arc::ptr_eq(&first, &again));
+        // An object written again is another allocation, even with the same name: read again.
+        let v2_relabelled = construct("web-v2", "2.1.0");
+        let changed = versions.of("ClusterComponentType", None, "web", vec![v1.clone(), v2_relabelled]);
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_eq!(versions_of(&changed), ["1.0.0", "2.1.0"]);
+        // A version removed, and another scope, each read on their own.
+        assert_eq!(
+            versions_of(&versions.of("ClusterComponentType", None, "web", vec![v1.clone()])),
+            ["1.0.0"]
+        );
+        let scoped = versions.of("ComponentType", Some("team-a"), "web", vec![v2.clone()]);
+        assert_eq!(versions_of(&scoped), ["2.0.0"]);
+        // And what each returns is what `published` reads from the same objects.
+        let direct = published(&[v1.clone(), v2.clone()], "web");
+        let memo = versions.of("ClusterComponentType", None, "web", vec![v1, v2]);
+        assert_eq!(memo.candidates.len(), direct.len());
+        for ((a, oa), (b, ob)) in memo.candidates.iter().zip(&direct) {
+            assert_eq!((&a.object, &a.version, a.default), (&b.object, &b.version, b.default));
+            assert!(Arc::ptr_eq(oa, ob));
+        }
     }
 }
