@@ -1,7 +1,7 @@
 //! Schemas loaded out of stored objects (a construct's parameters, a CRD's version schema),
 //! kept so each is read once: what the consumer family and the definitions family share.
 
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hash};
 use std::sync::{Arc, Mutex, Weak};
 
 use hashbrown::{Equivalent, HashMap};
@@ -16,6 +16,38 @@ pub type Read = Result<Option<Arc<Schema>>, String>;
 /// How many loaded schemas the cache holds before it starts over.
 const CAPACITY: usize = 1024;
 
+/// What the engine's threads read once and keep: at most `CAP` entries (emptied when full),
+/// each found by a borrowed form of its key (`Equivalent`), so a hit allocates nothing. The
+/// lock is held only to find or to insert, never while a value is read.
+#[derive(Debug)]
+pub(crate) struct Kept<K, V, const CAP: usize>(Mutex<HashMap<K, V, BuildHasherDefault<FxHasher>>>);
+
+impl<K, V, const CAP: usize> Default for Kept<K, V, CAP> {
+    fn default() -> Self {
+        Kept(Mutex::default())
+    }
+}
+
+impl<K: Hash + Eq, V, const CAP: usize> Kept<K, V, CAP> {
+    /// What `take` makes of the entry `key` finds, if there is one.
+    pub(crate) fn find<Q: Hash + Equivalent<K> + ?Sized, R>(
+        &self,
+        key: &Q,
+        take: impl FnOnce(&V) -> R,
+    ) -> Option<R> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(key).map(take)
+    }
+
+    /// Keep `value` under `key`, emptying the map first when it is full.
+    pub(crate) fn keep(&self, key: K, value: V) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= CAP {
+            map.clear();
+        }
+        map.insert(key, value);
+    }
+}
+
 /// The loaded schemas of stored objects, by the object and the part of it read.
 /// An object of the cluster is known by (uid, resourceVersion): its resourceVersion changes
 /// with every write, so an entry never goes stale. An object without them (read from a file,
@@ -27,7 +59,7 @@ const CAPACITY: usize = 1024;
 /// A key is looked up as the object's own strings spell it (`Borrowed`): a hit (every pin of
 /// every review on the admission path) allocates nothing.
 #[derive(Debug, Default)]
-pub struct Loaded(Mutex<HashMap<Key, Entry, BuildHasherDefault<FxHasher>>>);
+pub struct Loaded(Kept<Key, Entry, CAPACITY>);
 
 /// A loaded schema, with the weak reference that keeps a held object's allocation reserved.
 type Entry = (Option<Weak<Value>>, Read);
@@ -77,16 +109,12 @@ impl Loaded {
             (Some(uid), Some(version)) => Borrowed::Stored(uid, version, part),
             _ => Borrowed::Held(Arc::as_ptr(owner) as usize, part),
         };
-        if let Some((_, hit)) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return hit.clone();
+        if let Some(hit) = self.0.find(&key, |(_, hit)| hit.clone()) {
+            return hit;
         }
         let loaded = load(owner);
         let held = matches!(key, Borrowed::Held(..)).then(|| Arc::downgrade(owner));
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= CAPACITY {
-            map.clear();
-        }
-        map.insert(key.owned(), (held, loaded.clone()));
+        self.0.keep(key.owned(), (held, loaded.clone()));
         loaded
     }
 }

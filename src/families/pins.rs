@@ -3,11 +3,9 @@
 //! (deleting a version consumers still pin). Shared by the consumer family (resolving pins)
 //! and the construct family (a deletion), so neither imports the other.
 
-use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use hashbrown::{Equivalent, HashMap};
-use rustc_hash::FxHasher;
+use hashbrown::Equivalent;
 use serde_json::Value;
 
 use super::labels::{
@@ -157,7 +155,7 @@ const VERSIONS_KEPT: usize = 4096;
 /// cache of a pure function of the objects, so the judgement is the same with it or without.
 /// Bounded: emptied when full.
 #[derive(Debug, Default)]
-pub(crate) struct Versions(Mutex<HashMap<NameKey, Arc<Found>, BuildHasherDefault<FxHasher>>>);
+pub(crate) struct Versions(super::loaded::Kept<NameKey, Arc<Found>, VERSIONS_KEPT>);
 
 /// The published versions of one logical name, read from `from`.
 #[derive(Debug)]
@@ -194,21 +192,18 @@ impl Versions {
         objects: Vec<Arc<Value>>,
     ) -> Arc<Found> {
         let key = NameRef(kind, scope.unwrap_or_default(), logical);
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = kept.get(&key) {
+        let same = |found: &Arc<Found>| {
             let same = found.from.len() == objects.len()
                 && found.from.iter().zip(&objects).all(|(a, b)| Arc::ptr_eq(a, b));
-            if same {
-                return found.clone();
-            }
+            same.then(|| found.clone())
+        };
+        if let Some(found) = self.0.find(&key, same).flatten() {
+            return found;
         }
         let candidates = published(&objects, logical);
         let list = candidates.iter().map(|(p, _)| p.clone()).collect();
         let found = Arc::new(Found { from: objects, candidates, list });
-        if kept.len() >= VERSIONS_KEPT {
-            kept.clear();
-        }
-        kept.insert(NameKey(key.0.to_string(), key.1.to_string(), key.2.to_string()), found.clone());
+        self.0.keep(NameKey(key.0.to_string(), key.1.to_string(), key.2.to_string()), found.clone());
         found
     }
 }
