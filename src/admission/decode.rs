@@ -332,12 +332,7 @@ fn read_request<'a>(r: &mut Reader<'a>, body: &Bytes, reading: Readings<'_>) -> 
     let mut read_as = None;
     let mut first = true;
     while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
-        let member = REQUEST_MEMBERS.iter().position(|m| *m == key)?;
-        if seen & (1 << member) != 0 {
-            return None;
-        }
-        seen |= 1 << member;
-        match REQUEST_MEMBERS[member] {
+        match first_naming(&REQUEST_MEMBERS, &key, &mut seen)? {
             "uid" => uid = Some(r.string().ok()?.0.into_owned()),
             "kind" => {
                 let [group, version, kind_name] = strings_of(r, ["group", "version", "kind"])?;
@@ -452,34 +447,43 @@ fn read_user(r: &mut Reader<'_>) -> Option<User> {
         return None;
     }
     let mut user = User::default();
-    let (mut seen, mut first) = (0u8, true);
+    let (mut seen, mut first) = (0, true);
     while let Some(JsonKey(key)) = r.key(&mut first).ok()? {
-        let member = ["username", "uid", "groups", "extra"].iter().position(|m| *m == key)?;
-        if seen & (1 << member) != 0 {
-            return None;
-        }
-        seen |= 1 << member;
-        match member {
-            0 => user.name = or_null(r, owned_string)?,
-            1 => {
+        match first_naming(&["username", "uid", "groups", "extra"], &key, &mut seen)? {
+            "username" => user.name = or_null(r, owned_string)?,
+            "groups" => user.groups = or_null(r, strings)?.unwrap_or_default(),
+            "uid" => {
                 or_null(r, owned_string)?;
             }
-            2 => user.groups = or_null(r, strings)?.unwrap_or_default(),
             _ => {
-                or_null(r, |r| {
-                    if !r.enter_map() {
-                        return None;
-                    }
-                    let mut first = true;
-                    while r.key(&mut first).ok()?.is_some() {
-                        strings(r)?;
-                    }
-                    Some(())
-                })?;
+                or_null(r, lists_of_strings)?;
             }
         }
     }
     Some(user)
+}
+
+/// A mapping of lists of strings (`userInfo.extra`), checked and dropped.
+fn lists_of_strings(r: &mut Reader<'_>) -> Option<()> {
+    if !r.enter_map() {
+        return None;
+    }
+    let mut first = true;
+    while r.key(&mut first).ok()?.is_some() {
+        strings(r)?;
+    }
+    Some(())
+}
+
+/// Which of `members` `key` names, the first time it is named (marked in `seen`, a bit each);
+/// `None` for a key not among them or named again, which the derive refuses.
+fn first_naming(members: &[&'static str], key: &str, seen: &mut u32) -> Option<&'static str> {
+    let at = members.iter().position(|m| *m == key)?;
+    if *seen & (1 << at) != 0 {
+        return None;
+    }
+    *seen |= 1 << at;
+    Some(members[at])
 }
 
 /// What a review says of who asked, as covenant keeps it.
