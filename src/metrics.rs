@@ -42,8 +42,8 @@ pub struct Metrics {
     pub audit_duration: Gauge,
     /// `covenant_leader`: 1 on the replica that holds the leader Lease (and so audits), else 0.
     pub leader: IntGauge,
-    /// `covenant_events_total{result}`: Events on objects written, failed, or dropped by the
-    /// rate limits.
+    /// `covenant_events_total{result}`: Events on objects written, forwarded to the leader,
+    /// failed, or dropped by the rate limits.
     pub events: IntCounterVec,
     /// `covenant_connections_open{listener}`: connections being served.
     pub connections_open: IntGaugeVec,
@@ -166,12 +166,12 @@ impl Metrics {
         let audit_duration =
             Gauge::with_opts(ns("audit_duration_seconds", "How long the last audit run took."))?;
         let events = IntCounterVec::new(
-            ns("events_total", "Events on objects: written, failed, or dropped by the rate limits."),
+            ns("events_total", "Events on objects: written, forwarded to the leader, failed (not written, or not handed to the leader), or dropped by the rate limits."),
             &["result"],
         )?;
         let leader = IntGauge::with_opts(ns(
             "leader",
-            "1 on the replica that holds the leader Lease and so runs the audit, else 0.",
+            "1 on the replica that holds the leader Lease and so runs the audit and writes Events, else 0.",
         ))?;
         let connections_open = IntGaugeVec::new(
             ns("connections_open", "Connections being served, by listener."),

@@ -6,6 +6,7 @@ pub mod admin;
 mod conn;
 mod console;
 pub use conn::Streams;
+pub mod peer;
 pub mod problem;
 pub mod registration;
 mod schedule;
@@ -87,6 +88,21 @@ pub struct Options {
     pub handshake_timeout: Duration,
     /// How many webhook connections are open at once, at most.
     pub max_connections: usize,
+    /// The peer listener, through which replicas that do not lead hand their denials' Events
+    /// to the one that does (`cluster::peer`); none: every Event is written here.
+    pub peers: Option<Peers>,
+}
+
+/// The peer listener's options.
+#[derive(Clone, Debug)]
+pub struct Peers {
+    /// Where to listen (`0.0.0.0:8444`).
+    pub listen: SocketAddr,
+    /// The host the other replicas reach this one at (the pod's IP); the bound port is added.
+    /// None: this replica, when it leads, cannot be handed events.
+    pub host: Option<String>,
+    /// The election this replica takes part in.
+    pub leadership: crate::cluster::lease::Leadership,
 }
 
 /// Listeners bound and TLS loaded, not yet serving.
@@ -97,7 +113,10 @@ pub struct Bound {
     pub admin_addr: SocketAddr,
     /// The read API's local address.
     pub api_addr: SocketAddr,
+    /// The peer listener's local address, when there is one.
+    pub peer_addr: Option<SocketAddr>,
     webhook: TcpListener,
+    peer: Option<(TcpListener, Arc<rustls::ServerConfig>)>,
     admin: TcpListener,
     api: TcpListener,
     tls: Arc<Tls>,
@@ -136,15 +155,57 @@ pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error>
         admin.local_addr().map_err(|source| Error::Bind { addr: options.admin_listen, source })?;
     let api = bind(options.api_listen).await?;
     let api_addr = api.local_addr().map_err(|source| Error::Bind { addr: options.api_listen, source })?;
-    Ok(Bound { webhook_addr, admin_addr, api_addr, webhook, admin, api, tls, state, options })
+    // The peer listener only where Events are written: a replica that does not lead hands its
+    // own to the leader's.
+    let mut peer = None;
+    let mut peer_addr = None;
+    if let (Some(peers), Some(sink)) = (&options.peers, &state.events) {
+        let listener = bind(peers.listen).await?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind { addr: peers.listen, source })?;
+        let invalid =
+            |e: rustls::Error| tls::Error::Invalid { path: "peer TLS".into(), reason: e.to_string() };
+        let config = peer::server_config(&tls).map_err(invalid)?;
+        sink.relay_through(Arc::new(peer::Relay::new(peers.leadership.clone(), &tls).map_err(invalid)?));
+        let advertised = peers.host.as_ref().map(|host| match host.contains(':') {
+            true => format!("[{host}]:{}", addr.port()),
+            false => format!("{host}:{}", addr.port()),
+        });
+        if advertised.is_none() {
+            tracing::warn!("no peer address (--peer-host, $POD_IP): when this replica leads, the others cannot hand it their denials' Events");
+        }
+        peers.leadership.advertise(advertised);
+        peer = Some((listener, config));
+        peer_addr = Some(addr);
+    }
+    Ok(Bound {
+        webhook_addr,
+        admin_addr,
+        api_addr,
+        peer_addr,
+        webhook,
+        peer,
+        admin,
+        api,
+        tls,
+        state,
+        options,
+    })
 }
 
 impl Bound {
     /// Serve until `shutdown` resolves, then drain and return.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
-        let Bound { webhook, admin, api, tls, state, options, webhook_addr, admin_addr, api_addr } = self;
+        let Bound {
+            webhook, peer, admin, api, tls, state, options, webhook_addr, admin_addr, api_addr, ..
+        } = self;
         let readiness = state.readiness.clone();
         let watcher = tokio::spawn(tls.clone().watch(options.reload_interval, state.metrics.clone()));
+        let peering = match (peer, &state.events, &options.peers) {
+            (Some((listener, config)), Some(sink), Some(peers)) => {
+                Some(tokio::spawn(peer::serve(listener, config, sink.clone(), peers.leadership.clone())))
+            }
+            _ => None,
+        };
 
         let (admin_serving, admin_drain) = conn::Serving::new(
             "admin",
@@ -247,6 +308,9 @@ impl Bound {
             tracing::warn!(grace = ?options.shutdown_grace, "in-flight requests did not finish within the grace period");
         }
         watcher.abort();
+        if let Some(peering) = peering {
+            peering.abort();
+        }
         let _ = admin_stop_tx.send(());
         if admin_thread.is_ok() {
             let _ = admin_done_rx.await;

@@ -100,14 +100,24 @@ pub struct ServeArgs {
     /// Findings `/api/v0/audit` lists in full (its counts always cover all of them).
     #[arg(long, default_value_t = 100, requires = "audit_interval")]
     pub audit_summary_limit: usize,
-    /// The namespace of the leader Lease (`covenant-leader`): with `--audit-interval` against
-    /// a cluster, only the replica holding it audits [default: $POD_NAMESPACE, else
+    /// The namespace of the leader Lease (`covenant-leader`): against a cluster, only the
+    /// replica holding it audits and writes Events [default: $POD_NAMESPACE, else
     /// covenant-system]. The replica's identity is $POD_NAME (else $HOSTNAME).
     #[arg(long, env = "POD_NAMESPACE", default_value = "covenant-system")]
     pub leader_election_namespace: String,
-    /// Audit on this replica without electing a leader (a single replica; two would both audit).
+    /// Audit and write Events on this replica without electing a leader (a single replica;
+    /// two would both audit).
     #[arg(long)]
     pub no_leader_election: bool,
+    /// Where the replicas that do not lead hand their denials' Events to the one that does:
+    /// TLS 1.3 where both ends must present the serving key pair (against a cluster, with
+    /// leader election and Events on).
+    #[arg(long, default_value = "0.0.0.0:8444")]
+    pub peer_listen: SocketAddr,
+    /// The host (the pod's IP) the other replicas reach this one's peer listener at, named in
+    /// the leader Lease while this replica leads [default: $POD_IP].
+    #[arg(long, env = "POD_IP")]
+    pub peer_host: Option<String>,
     /// Write no Events on objects (by default a denial at admission, never a dry run, and an
     /// audit finding are told to the object's owners as `events.k8s.io/v1` Events, rate-limited).
     #[arg(long)]
@@ -262,7 +272,22 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
             state.metrics.clone(),
         ));
     }
+    // One leader among the replicas, chosen by a Lease: it audits and writes every Event.
     let mut _elector = None;
+    let leadership = match (&writer, args.no_leader_election) {
+        (Some(client), false) if args.audit_interval.is_some() || state.events.is_some() => {
+            let identity = std::env::var("POD_NAME")
+                .or_else(|_| std::env::var("HOSTNAME"))
+                .unwrap_or_else(|_| format!("covenant-{}", std::process::id()));
+            let api = kube::Api::namespaced(client.clone(), &args.leader_election_namespace);
+            let (leadership, task) =
+                crate::cluster::lease::elect(api, LEADER_LEASE, &identity, Default::default());
+            tracing::info!(%identity, namespace = %args.leader_election_namespace, lease = LEADER_LEASE, "electing the replica that audits and writes Events");
+            _elector = Some(task);
+            Some(leadership)
+        }
+        _ => None,
+    };
     let audit = match args.audit_interval {
         Some(interval) => {
             let options = crate::audit::Options {
@@ -291,19 +316,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 ),
                 None => auditor,
             };
-            let auditor = match (writer, args.no_leader_election) {
-                (Some(client), false) => {
-                    let identity = std::env::var("POD_NAME")
-                        .or_else(|_| std::env::var("HOSTNAME"))
-                        .unwrap_or_else(|_| format!("covenant-{}", std::process::id()));
-                    let api = kube::Api::namespaced(client, &args.leader_election_namespace);
-                    let (leadership, task) =
-                        crate::cluster::lease::elect(api, LEADER_LEASE, &identity, Default::default());
-                    tracing::info!(%identity, namespace = %args.leader_election_namespace, lease = LEADER_LEASE, "electing the replica that audits");
-                    _elector = Some(task);
-                    auditor.led_by(leadership)
-                }
-                _ => auditor,
+            let auditor = match &leadership {
+                Some(leadership) => auditor.led_by(leadership.clone()),
+                None => auditor,
             };
             state.audit = Some(auditor.status());
             Some(auditor.spawn().context("cannot start the audit")?)
@@ -327,6 +342,11 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         idle_timeout: args.idle_timeout,
         handshake_timeout: Duration::from_secs(10),
         max_connections: fit_connections(args.max_connections),
+        peers: leadership.map(|leadership| crate::server::Peers {
+            listen: args.peer_listen,
+            host: args.peer_host.clone(),
+            leadership,
+        }),
     };
     let bound = crate::server::bind(options, state).await?;
     tracing::info!(config = %config.source, "config loaded");

@@ -9,8 +9,14 @@
 //! review), one object gets at most one event per reason per `per_object`, and all of them at
 //! most `burst` at once and `per_second` after — so a burst of denials cannot flood the API
 //! server. Each drop is counted in `covenant_events_total{result="dropped"}`.
+//!
+//! Among replicas that elect a leader, only the leader writes: a replica that does not lead
+//! hands what is emitted to it (through a `Leader`, `server::peer`'s), in batches of up to
+//! `HAND_BATCH`, counted as `forwarded` (or `failed`), and the leader's limits then hold for
+//! the whole deployment.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -58,6 +64,18 @@ pub struct Pending {
 pub struct EventSink {
     tx: tokio::sync::mpsc::Sender<Pending>,
     metrics: Metrics,
+    relay: Arc<OnceLock<Arc<dyn Leader>>>,
+}
+
+/// Events handed to the leader at once, at most.
+pub const HAND_BATCH: usize = 64;
+
+/// The leader, as a replica that writes only while it leads sees it.
+pub trait Leader: Send + Sync + std::fmt::Debug {
+    /// Whether this replica leads (and so writes its events itself).
+    fn leading(&self) -> bool;
+    /// Hand `events` to the replica that leads; why not, when they could not be.
+    fn hand<'a>(&'a self, events: &'a [Pending]) -> futures_util::future::BoxFuture<'a, Result<(), String>>;
 }
 
 impl EventSink {
@@ -67,6 +85,12 @@ impl EventSink {
             self.metrics.events.with_label_values(&["dropped"]).inc();
         }
     }
+
+    /// From now on, write only while `leader` finds this replica leading, and hand to the
+    /// leader otherwise. Set once; a second is ignored.
+    pub fn relay_through(&self, leader: Arc<dyn Leader>) {
+        let _ = self.relay.set(leader);
+    }
 }
 
 /// Start writing events through `client` as `instance` (the pod's name): the sink to emit to.
@@ -74,11 +98,41 @@ pub fn start(client: kube::Client, instance: Option<String>, limits: Limits, met
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Pending>(limits.queue.max(1));
     let recorder = Recorder::new(client, Reporter { controller: CONTROLLER.into(), instance });
     let counted = metrics.clone();
+    let relay: Arc<OnceLock<Arc<dyn Leader>>> = Arc::default();
+    let relayed = relay.clone();
     tokio::spawn(async move {
         let mut bucket = limits.burst;
         let mut filled = Instant::now();
         let mut last: HashMap<(String, String), Instant> = HashMap::new();
+        let mut failing: Option<String> = None;
         while let Some(event) = rx.recv().await {
+            if let Some(relay) = relayed.get().filter(|r| !r.leading()) {
+                let mut batch = vec![event];
+                while batch.len() < HAND_BATCH {
+                    match rx.try_recv() {
+                        Ok(e) => batch.push(e),
+                        Err(_) => break,
+                    }
+                }
+                let n = batch.len() as u64;
+                match relay.hand(&batch).await {
+                    Ok(()) => {
+                        counted.events.with_label_values(&["forwarded"]).inc_by(n);
+                        if failing.take().is_some() {
+                            tracing::info!("denials are handed to the leader again");
+                        }
+                    }
+                    Err(why) => {
+                        counted.events.with_label_values(&["failed"]).inc_by(n);
+                        // Said once while it goes on failing the same way.
+                        if failing.as_deref() != Some(why.as_str()) {
+                            tracing::warn!(error = %why, events = n, "could not hand events to the leader; they are not written");
+                            failing = Some(why);
+                        }
+                    }
+                }
+                continue;
+            }
             let key = (object_key(&event.regarding), event.reason.clone());
             if last.get(&key).is_some_and(|at| at.elapsed() < limits.per_object) {
                 counted.events.with_label_values(&["dropped"]).inc();
@@ -114,7 +168,7 @@ pub fn start(client: kube::Client, instance: Option<String>, limits: Limits, met
             }
         }
     });
-    EventSink { tx, metrics }
+    EventSink { tx, metrics, relay }
 }
 
 /// Tell the object `subject` names of `findings`, one Event per rule, the first three: what

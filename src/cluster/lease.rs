@@ -49,6 +49,17 @@ pub struct Leadership {
     /// This replica's identity.
     pub identity: String,
     holder: Arc<Mutex<Option<String>>>,
+    /// Where this replica is reached by the others when it leads (`host:port`).
+    advertised: Arc<Mutex<Option<String>>>,
+    /// Where the leader said it is reached, as last read from the Lease.
+    leader_address: Arc<Mutex<Option<String>>>,
+}
+
+/// The Lease annotation in which the leader names where the other replicas reach it.
+pub const PEER_ADDRESS: &str = "covenant.dev/peer-address";
+
+fn locked<T: Clone>(m: &Mutex<T>) -> T {
+    m.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 impl Leadership {
@@ -58,6 +69,8 @@ impl Leadership {
             leading: Arc::new(AtomicBool::new(true)),
             identity: identity.to_string(),
             holder: Arc::new(Mutex::new(Some(identity.to_string()))),
+            advertised: Arc::default(),
+            leader_address: Arc::default(),
         }
     }
 
@@ -68,10 +81,25 @@ impl Leadership {
 
     /// Who holds the Lease, as last read (none before the first read, or when nobody does).
     pub fn holder(&self) -> Option<String> {
-        self.holder.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        locked(&self.holder)
     }
 
-    fn set(&self, leading: bool, holder: Option<String>) {
+    /// Name where the other replicas reach this one while it leads (written into the Lease
+    /// at the next renewal).
+    pub fn advertise(&self, address: Option<String>) {
+        *self.advertised.lock().unwrap_or_else(|e| e.into_inner()) = address;
+    }
+
+    /// Where the leader is reached, as the Lease last said: none while this replica leads,
+    /// before the first read, when nobody leads, or when the leader named no address.
+    pub fn leader_address(&self) -> Option<String> {
+        if self.leading() {
+            return None;
+        }
+        locked(&self.leader_address)
+    }
+
+    fn set(&self, leading: bool, holder: Option<String>, address: Option<String>) {
         let was = self.leading.swap(leading, Ordering::SeqCst);
         if was != leading {
             if leading {
@@ -81,6 +109,7 @@ impl Leadership {
             }
         }
         *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = holder;
+        *self.leader_address.lock().unwrap_or_else(|e| e.into_inner()) = address;
     }
 }
 
@@ -96,6 +125,8 @@ pub fn elect(
         leading: Arc::new(AtomicBool::new(false)),
         identity: identity.to_string(),
         holder: Arc::default(),
+        advertised: Arc::default(),
+        leader_address: Arc::default(),
     };
     let elector =
         Elector { api, name: name.to_string(), leadership: leadership.clone(), timing, observed: None };
@@ -116,8 +147,9 @@ struct Elector {
 enum Tried {
     /// This replica holds the Lease (acquired or renewed).
     Held,
-    /// Another replica holds it, and has renewed it within the lease duration.
-    Other(Option<String>),
+    /// Another replica holds it, and has renewed it within the lease duration: who, and where
+    /// it said it is reached.
+    Other(Option<String>, Option<String>),
     /// The read or write failed (a conflict, the API server away).
     Failed(String),
 }
@@ -129,18 +161,18 @@ impl Elector {
             match self.try_once().await {
                 Tried::Held => {
                     renewed = Some(Instant::now());
-                    self.leadership.set(true, Some(self.leadership.identity.clone()));
+                    self.leadership.set(true, Some(self.leadership.identity.clone()), None);
                 }
-                Tried::Other(holder) => {
+                Tried::Other(holder, address) => {
                     renewed = None;
-                    self.leadership.set(false, holder);
+                    self.leadership.set(false, holder, address);
                 }
                 Tried::Failed(why) => {
                     // A leader that cannot renew stops before its lease can pass to another.
                     let expired = renewed.is_none_or(|at| at.elapsed() >= self.timing.renew_deadline);
                     if self.leadership.leading() && expired {
                         tracing::warn!(error = %why, "could not renew the leader Lease within the renew deadline");
-                        self.leadership.set(false, None);
+                        self.leadership.set(false, None, None);
                     } else if !self.leadership.leading() {
                         tracing::debug!(error = %why, "leader election try failed");
                     }
@@ -158,10 +190,11 @@ impl Elector {
             Err(e) => return Tried::Failed(e.to_string()),
         };
         let Some(mut lease) = current else {
-            let lease = Lease {
+            let mut lease = Lease {
                 metadata: ObjectMeta { name: Some(self.name.clone()), ..ObjectMeta::default() },
                 spec: Some(self.spec_for(&me, now, None)),
             };
+            self.mark(&mut lease.metadata);
             return match self.api.create(&PostParams::default(), &lease).await {
                 Ok(_) => Tried::Held,
                 Err(e) => Tried::Failed(e.to_string()),
@@ -182,10 +215,12 @@ impl Elector {
             .map_or(self.timing.lease, Duration::from_secs);
         let held_by_other = holder.as_deref().is_some_and(|h| h != me) && seen_at.elapsed() < duration;
         if held_by_other {
-            return Tried::Other(holder);
+            let address = lease.metadata.annotations.as_ref().and_then(|a| a.get(PEER_ADDRESS)).cloned();
+            return Tried::Other(holder, address);
         }
         // Ours to renew, or free to take: an optimistic update on the resourceVersion read.
         lease.spec = Some(self.spec_for(&me, now, Some(&spec)));
+        self.mark(&mut lease.metadata);
         match self.api.replace(&self.name, &PostParams::default(), &lease).await {
             Ok(written) => {
                 if let Some(spec) = written.spec {
@@ -194,6 +229,19 @@ impl Elector {
                 Tried::Held
             }
             Err(e) => Tried::Failed(e.to_string()),
+        }
+    }
+
+    /// Name this replica's address in the Lease it writes (or none, removing a former
+    /// holder's).
+    fn mark(&self, metadata: &mut ObjectMeta) {
+        let annotations = metadata.annotations.get_or_insert_with(Default::default);
+        match locked(&self.leadership.advertised) {
+            Some(address) => annotations.insert(PEER_ADDRESS.to_string(), address),
+            None => annotations.remove(PEER_ADDRESS),
+        };
+        if annotations.is_empty() {
+            metadata.annotations = None;
         }
     }
 

@@ -51,7 +51,8 @@ fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|source| Error::Read { path: path.display().to_string(), source })
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+/// The crypto every TLS config of covenant's uses (ring).
+pub(crate) fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
@@ -221,6 +222,11 @@ impl Tls {
             names: std::sync::Mutex::new(loaded.names),
             refused: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The key pair in service now (it follows rotation).
+    pub fn certified(&self) -> Arc<CertifiedKey> {
+        self.resolver.current.load_full()
     }
 
     /// Re-read the files; swap the key pair if they changed, load, and are fit to serve.

@@ -124,3 +124,164 @@ async fn audited(api: &common::apiserver::FakeServer) {
     }
     drop(server);
 }
+
+/// Lease timings short enough for a test.
+const TIMING: covenant::cluster::lease::Timing = covenant::cluster::lease::Timing {
+    lease: Duration::from_secs(2),
+    renew_deadline: Duration::from_millis(1500),
+    retry: Duration::from_millis(200),
+};
+
+/// One replica of two: its election, its sink's metrics, its server.
+struct Replica {
+    leadership: covenant::cluster::lease::Leadership,
+    registry: prometheus::Registry,
+    server: common::TestServer,
+    _election: tokio::task::JoinHandle<()>,
+}
+
+/// A replica named `name` serving `pair` (both replicas mount the same Secret), electing
+/// through `api`.
+async fn replica(
+    api: &common::apiserver::FakeServer,
+    name: &str,
+    pair: &covenant::certs::DevCerts,
+) -> Replica {
+    let leases = kube::Api::namespaced(client(api), "covenant-system");
+    let (leadership, election) = covenant::cluster::lease::elect(leases, "covenant-leader", name, TIMING);
+    let registry = prometheus::Registry::new();
+    let metrics = covenant::metrics::Metrics::register(&registry).unwrap();
+    let sink = start(client(api), Some(name.into()), Limits::default(), metrics);
+    let dir = tempfile::tempdir().unwrap();
+    let written = pair.write(dir.path()).unwrap();
+    let server = common::TestServer::with(common::Setup {
+        events: Some(sink),
+        cert: Some(covenant::server::CertPaths { cert: written.cert, key: written.key }),
+        ca_pem: Some(pair.ca_pem.clone()),
+        dir: Some(dir),
+        peers: Some(covenant::server::Peers {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            host: Some("127.0.0.1".into()),
+            leadership: leadership.clone(),
+        }),
+        ..common::Setup::default()
+    })
+    .await;
+    Replica { leadership, registry, server, _election: election }
+}
+
+fn counted(registry: &prometheus::Registry, result: &str) -> f64 {
+    let text = covenant::metrics::render(registry);
+    let line = format!("covenant_events_total{{result=\"{result}\"}}");
+    text.lines()
+        .find(|l| l.starts_with(&line))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A TLS client of the peer listener that takes any server certificate and presents
+/// `identity` (or nothing).
+fn peer_client(identity: Option<&covenant::certs::DevCerts>) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .danger_accept_invalid_certs(true)
+        .timeout(Duration::from_secs(5));
+    if let Some(pair) = identity {
+        let pem = format!("{}{}", pair.cert_pem, pair.key_pem);
+        builder = builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).unwrap());
+    }
+    builder.build().unwrap()
+}
+
+/// Two replicas elect one leader, and only the leader writes: a denial made by the replica
+/// that does not lead is handed to the leader over the peer listener and written by it (the
+/// Event's reporting instance is the leader's), the leader's per-object limit holds for both
+/// (the same denial made by each is one Event), and the peer listener lets in nobody but a
+/// replica: no client certificate, or any certificate but the serving one, gets no request
+/// through, and a replica that does not lead writes nothing it is handed.
+#[test]
+fn a_denial_made_by_a_replica_that_does_not_lead_is_written_by_the_leader() {
+    let api = common::apiserver::FakeServer::start(common::apiserver::Fake::default());
+    runtime().block_on(two_replicas(&api));
+}
+
+async fn two_replicas(api: &common::apiserver::FakeServer) {
+    let pair = covenant::certs::DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+    let a = replica(api, "covenant-a", &pair).await;
+    let b = replica(api, "covenant-b", &pair).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // A leader, and the other knowing where it is reached.
+    while !(a.leadership.leading() || b.leadership.leading())
+        || [&a, &b].iter().all(|r| r.leadership.leader_address().is_none())
+    {
+        assert!(Instant::now() < deadline, "no leader, or its address is unknown");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (leader, follower) = if a.leadership.leading() { (&a, &b) } else { (&b, &a) };
+    let lease = api.written("coordination.k8s.io", "covenant-system", "leases", "covenant-leader").unwrap();
+    assert_eq!(
+        lease["metadata"]["annotations"]["covenant.dev/peer-address"],
+        json!(leader.server.peer.unwrap().to_string()),
+        "{lease}"
+    );
+
+    // The follower denies; the leader writes.
+    let deny = |server: &common::TestServer, name: &str| {
+        let (c, url) = (server.h2(), server.url("/api/v0/validate"));
+        let body = floating(name, false);
+        async move {
+            let got: Value = common::post(&c, &url, body).await.json().await.unwrap();
+            assert_eq!(got["response"]["allowed"], false, "{got}");
+        }
+    };
+    deny(&follower.server, "web").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while events_about(api, "web").is_empty() {
+        assert!(Instant::now() < deadline, "no Event for the follower's denial");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let web = &events_about(api, "web")[0];
+    assert_eq!(web["reportingInstance"], json!(leader.leadership.identity), "{web}");
+    assert_eq!(web["reason"], "floating-image");
+    assert_eq!(web["action"], "Denied");
+    assert_eq!(counted(&follower.registry, "forwarded"), 1.0);
+    assert_eq!(counted(&follower.registry, "written"), 0.0, "the follower wrote an Event");
+
+    // One object denied by both replicas: one Event, the leader's limit holding for both.
+    deny(&leader.server, "twice").await;
+    deny(&follower.server, "twice").await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(events_about(api, "twice").len(), 1);
+    assert_eq!(counted(&follower.registry, "forwarded"), 2.0);
+    assert_eq!(counted(&leader.registry, "dropped"), 1.0, "the repeat was not dropped by the leader");
+
+    // Nobody but a replica gets a request through the peer listener.
+    let event = json!([{"regarding": {"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Workload",
+        "namespace": "default", "name": "forged"}, "reason": "floating-image", "note": "forged",
+        "action": "Denied"}]);
+    let url = |r: &Replica| format!("https://{}{}", r.server.peer.unwrap(), covenant::server::peer::PATH);
+    let stranger = covenant::certs::DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+    for (who, client) in
+        [("no certificate", peer_client(None)), ("another certificate", peer_client(Some(&stranger)))]
+    {
+        let sent = client.post(url(leader)).json(&event).send().await;
+        assert!(sent.is_err(), "{who}: a request went through: {sent:?}");
+    }
+    // A replica: the follower writes nothing it is handed; the leader checks what it takes.
+    let replica = peer_client(Some(&pair));
+    let answered = replica.post(url(follower)).json(&event).send().await.unwrap();
+    assert_eq!(answered.status(), 503);
+    let mut unknown = event.clone();
+    unknown[0]["extra"] = json!(1);
+    let answered = replica.post(url(leader)).json(&unknown).send().await.unwrap();
+    assert_eq!(answered.status(), 400);
+    assert!(answered.text().await.unwrap().contains("unknown field `extra`"));
+    let mut action = event.clone();
+    action[0]["action"] = json!("Deleted");
+    let answered = replica.post(url(leader)).json(&action).send().await.unwrap();
+    assert_eq!(answered.status(), 400);
+    assert!(answered.text().await.unwrap().contains("/0/action: found \"Deleted\""));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(events_about(api, "forged").is_empty(), "a refused hand was written");
+}

@@ -38,6 +38,8 @@ pub struct TestServer {
     pub admin: SocketAddr,
     /// Read API address (status, compare, upgrade, audit).
     pub api: SocketAddr,
+    /// The peer listener's address, when the setup asked for one.
+    pub peer: Option<SocketAddr>,
     /// The CA the serving certificate chains to.
     pub ca_pem: String,
     /// Where the certificate files live.
@@ -80,6 +82,8 @@ pub struct Setup {
     pub max_connections: usize,
     /// Where Events on objects go (default: none are written).
     pub events: Option<covenant::cluster::events::EventSink>,
+    /// The peer listener, for replicas that elect a leader (default: none).
+    pub peers: Option<covenant::server::Peers>,
 }
 
 impl Default for Setup {
@@ -99,6 +103,7 @@ impl Default for Setup {
             handshake_timeout: Duration::from_secs(10),
             max_connections: 1024,
             events: None,
+            peers: None,
         }
     }
 }
@@ -157,9 +162,11 @@ impl TestServer {
             idle_timeout: setup.idle_timeout,
             handshake_timeout: setup.handshake_timeout,
             max_connections: setup.max_connections,
+            peers: setup.peers,
         };
         let bound = server::bind(options, state.clone()).await.unwrap();
-        let (webhook, admin, api) = (bound.webhook_addr, bound.admin_addr, bound.api_addr);
+        let (webhook, admin, api, peer) =
+            (bound.webhook_addr, bound.admin_addr, bound.api_addr, bound.peer_addr);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(bound.run(async move {
             let _ = stopped.await;
@@ -174,7 +181,18 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        TestServer { webhook, admin, api, ca_pem, dir, state, stop: Some(stop), task: Some(task), audit }
+        TestServer {
+            webhook,
+            admin,
+            api,
+            peer,
+            ca_pem,
+            dir,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+            audit,
+        }
     }
 
     /// `https://localhost:PORT{path}`
