@@ -137,7 +137,7 @@ struct Replica {
     leadership: covenant::cluster::lease::Leadership,
     registry: prometheus::Registry,
     server: common::TestServer,
-    _election: tokio::task::JoinHandle<()>,
+    election: tokio::task::JoinHandle<()>,
 }
 
 /// A replica named `name` serving `pair` (both replicas mount the same Secret), electing
@@ -167,7 +167,7 @@ async fn replica(
         ..common::Setup::default()
     })
     .await;
-    Replica { leadership, registry, server, _election: election }
+    Replica { leadership, registry, server, election }
 }
 
 fn counted(registry: &prometheus::Registry, result: &str) -> f64 {
@@ -199,7 +199,8 @@ fn peer_client(identity: Option<&covenant::certs::DevCerts>) -> reqwest::Client 
 /// Event's reporting instance is the leader's), the leader's per-object limit holds for both
 /// (the same denial made by each is one Event), and the peer listener lets in nobody but a
 /// replica: no client certificate, or any certificate but the serving one, gets no request
-/// through, and a replica that does not lead writes nothing it is handed.
+/// through, and a replica that does not lead writes nothing it is handed. When the leader
+/// dies, the other takes over within the lease and writes its own.
 #[test]
 fn a_denial_made_by_a_replica_that_does_not_lead_is_written_by_the_leader() {
     let api = common::apiserver::FakeServer::start(common::apiserver::Fake::default());
@@ -284,4 +285,20 @@ async fn two_replicas(api: &common::apiserver::FakeServer) {
     assert!(answered.text().await.unwrap().contains("/0/action: found \"Deleted\""));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(events_about(api, "forged").is_empty(), "a refused hand was written");
+
+    // The leader dies: the other replica leads within the lease and writes its own.
+    leader.election.abort();
+    let deadline = Instant::now() + TIMING.lease + Duration::from_secs(3);
+    while !follower.leadership.leading() {
+        assert!(Instant::now() < deadline, "the follower did not take over");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    deny(&follower.server, "after").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while events_about(api, "after").is_empty() {
+        assert!(Instant::now() < deadline, "no Event from the new leader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(events_about(api, "after")[0]["reportingInstance"], json!(follower.leadership.identity));
+    assert_eq!(counted(&follower.registry, "written"), 1.0);
 }
