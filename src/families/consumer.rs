@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::pins::{published, references, scope, Reference, Versions};
+use super::pins::{references, scope, Reference, Versions};
 use super::{Claim, Context, Family};
 use crate::openchoreo::GROUP;
 use crate::pointer::At;
@@ -56,15 +56,17 @@ type Section = super::loaded::Read;
 struct Schemas(super::loaded::Loaded);
 
 impl Schemas {
-    /// The schema under `section` of the spec at pointer `spec` in the stored object `owner`,
-    /// when there is one that covenant can read.
-    fn of(&self, owner: &Arc<Value>, spec: &str, section: &str) -> Option<Arc<crate::schema::Schema>> {
-        self.read(owner, spec, section).ok().flatten()
+    /// The schema at pointer `at` (`/spec/parameters`: the spec `/spec`, its section
+    /// `parameters`) in the stored object `owner`, when there is one that covenant can read.
+    fn of(&self, owner: &Arc<Value>, at: &str) -> Option<Arc<crate::schema::Schema>> {
+        self.read(owner, at).ok().flatten()
     }
 
-    /// The schema under `section`, as read.
-    fn read(&self, owner: &Arc<Value>, spec: &str, section: &str) -> Section {
-        self.0.read(owner, &format!("{spec}/{section}"), |o| {
+    /// The schema at pointer `at`, as read. The pointer is the cache's key as it is: on the
+    /// admission path it is a constant, so finding a schema read before allocates nothing.
+    fn read(&self, owner: &Arc<Value>, at: &str) -> Section {
+        self.0.read(owner, at, |o| {
+            let (spec, section) = at.rsplit_once('/').unwrap_or(("", at));
             o.at(spec).map_or(Ok(None), |s| schema_of(s, section))
         })
     }
@@ -123,7 +125,7 @@ impl Family for Consumer {
             pin(doc, &r, &consumer, namespace.as_deref(), &self.schemas, &self.versions, cx);
         }
         if kind == "ReleaseBinding" {
-            binding(doc, &consumer, namespace.as_deref(), &self.schemas, cx);
+            binding(doc, &consumer, namespace.as_deref(), &self.schemas, &self.versions, cx);
         }
     }
 }
@@ -232,7 +234,7 @@ fn pin(
     let Some((_, construct)) = candidates.iter().find(|(p, _)| p.object == resolved.object) else { return };
     window(r, resolved, list, cx);
     if let Some(params_at) = &r.parameters {
-        let schema = schemas.read(construct, "/spec", "parameters");
+        let schema = schemas.read(construct, "/spec/parameters");
         let values = doc.at(params_at).filter(|v| !v.is_null());
         // The words findings use are built only when one is reported: this runs for every
         // pin on the admission path, and most reviews report nothing.
@@ -394,11 +396,10 @@ fn judge_values(
     for v in outcome.violations {
         let mut reason = v.message();
         if let Problem::Undeclared { key, .. } = &v.problem {
+            let section_at = format!("/spec/{section}");
             let mut declared_by: Vec<semver::Version> = candidates
                 .iter()
-                .filter(|(_, o)| {
-                    schemas.of(o, "/spec", section).is_some_and(|s| s.properties.contains_key(key))
-                })
+                .filter(|(_, o)| schemas.of(o, &section_at).is_some_and(|s| s.properties.contains_key(key)))
                 .filter_map(|(p, _)| p.version.clone())
                 .collect();
             declared_by.sort();
@@ -459,7 +460,14 @@ fn warn_unchecked(
 }
 
 /// A ReleaseBinding's environment configs against the schemas its release froze.
-fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schemas, cx: &mut Context<'_>) {
+fn binding(
+    doc: &Value,
+    consumer: &str,
+    namespace: Option<&str>,
+    schemas: &Schemas,
+    versions: &Versions,
+    cx: &mut Context<'_>,
+) {
     let Some(release_name) = doc.at("/spec/releaseName").and_then(Value::as_str) else { return };
     let budget = cx.budget;
     let key = format!("{}/{release_name}", namespace.unwrap_or_default());
@@ -484,7 +492,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let what =
             format!("{} {version} (frozen by {release_name})", name.rsplit('/').next().unwrap_or(name));
         let field = "componentTypeEnvironmentConfigs";
-        match schemas.read(release, "/spec/componentType/spec", "environmentConfigs") {
+        match schemas.read(release, "/spec/componentType/spec/environmentConfigs") {
             Err(why) => unchecked(&format!("/spec/{field}"), field, consumer, &what, &why, cx),
             Ok(schema) => {
                 judge_values(
@@ -546,7 +554,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         let what = format!("{trait_name} {version} (frozen by {release_name})");
         let pointer = format!("/spec/traitEnvironmentConfigs/{}", escape(instance));
         let field = format!("traitEnvironmentConfigs.{instance}");
-        let schema = match schemas.read(release, &format!("/spec/traits/{at}/spec"), "environmentConfigs") {
+        let schema = match schemas.read(release, &format!("/spec/traits/{at}/spec/environmentConfigs")) {
             Ok(schema) => declared(schema),
             Err(why) => {
                 unchecked(&pointer, &field, consumer, &what, &why, cx);
@@ -555,18 +563,12 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
         };
         // The other published versions of the trait, to name the one that removed a key.
         let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+        let in_scope = scope(kind, namespace);
         let others = cx
             .cluster
-            .lookup(
-                GROUP,
-                kind,
-                scope(kind, namespace).as_deref(),
-                &super::labels::BY_LOGICAL_NAME,
-                trait_name,
-                budget,
-            )
+            .lookup(GROUP, kind, in_scope.as_deref(), &super::labels::BY_LOGICAL_NAME, trait_name, budget)
             .unwrap_or_default();
-        let candidates = published(&others, trait_name);
+        let found = versions.of(kind, in_scope.as_deref(), trait_name, others);
         let parsed = semver::Version::parse(version).ok();
         let froze = || {
             format!("{release_name} froze {}", parsed.as_ref().map(ToString::to_string).unwrap_or_default())
@@ -579,7 +581,7 @@ fn binding(doc: &Value, consumer: &str, namespace: Option<&str>, schemas: &Schem
             &field,
             consumer,
             &|| what.clone(),
-            &candidates,
+            &found.candidates,
             &chosen,
             "environmentConfigs",
             schemas,
@@ -605,19 +607,19 @@ mod tests {
     #[test]
     fn stored_schemas_load_once_per_resource_version() {
         let schemas = Schemas::default();
-        let first = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "parameters").unwrap();
-        let again = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "parameters").unwrap();
+        let first = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec/parameters").unwrap();
+        let again = schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec/parameters").unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the same stored version is loaded once");
-        let written = schemas.of(&Arc::new(construct(Some("8"), "u1")), "/spec", "parameters").unwrap();
+        let written = schemas.of(&Arc::new(construct(Some("8"), "u1")), "/spec/parameters").unwrap();
         assert!(!Arc::ptr_eq(&first, &written), "a write is a new version");
         assert!(written.properties.contains_key("replicas"));
         // From a file: no resourceVersion, known by the allocation that holds it.
         let held = Arc::new(construct(None, "u1"));
-        let a = schemas.of(&held, "/spec", "parameters").unwrap();
-        let b = schemas.of(&held, "/spec", "parameters").unwrap();
+        let a = schemas.of(&held, "/spec/parameters").unwrap();
+        let b = schemas.of(&held, "/spec/parameters").unwrap();
         assert!(Arc::ptr_eq(&a, &b), "the same held object is loaded once");
         let other = Arc::new(construct(None, "u1"));
-        let c = schemas.of(&other, "/spec", "parameters").unwrap();
+        let c = schemas.of(&other, "/spec/parameters").unwrap();
         assert!(!Arc::ptr_eq(&a, &c), "another object is loaded on its own");
         // A held object dropped: its allocation stays reserved while the entry lasts, so a
         // new object never finds the old one's schema.
@@ -625,9 +627,9 @@ mod tests {
         let mut changed = construct(None, "u1");
         changed["spec"]["parameters"]["openAPIV3Schema"]["properties"] = json!({"port": {"type": "integer"}});
         for _ in 0..64 {
-            let s = schemas.of(&Arc::new(changed.clone()), "/spec", "parameters").unwrap();
+            let s = schemas.of(&Arc::new(changed.clone()), "/spec/parameters").unwrap();
             assert!(s.properties.contains_key("port") && !s.properties.contains_key("replicas"));
         }
-        assert!(schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec", "environmentConfigs").is_none());
+        assert!(schemas.of(&Arc::new(construct(Some("7"), "u1")), "/spec/environmentConfigs").is_none());
     }
 }
