@@ -199,7 +199,8 @@ fn peer_client(identity: Option<&covenant::certs::DevCerts>) -> reqwest::Client 
 /// Event's reporting instance is the leader's), the leader's per-object limit holds for both
 /// (the same denial made by each is one Event), and the peer listener lets in nobody but a
 /// replica: no client certificate, or any certificate but the serving one, gets no request
-/// through, and a replica that does not lead writes nothing it is handed. When the leader
+/// through, a replica that does not lead writes nothing it is handed, and a hand is bounded
+/// (256 KiB, 64 events) and each member known. When the leader
 /// dies, the other takes over within the lease and writes its own.
 #[test]
 fn a_denial_made_by_a_replica_that_does_not_lead_is_written_by_the_leader() {
@@ -283,6 +284,14 @@ async fn two_replicas(api: &common::apiserver::FakeServer) {
     let answered = replica.post(url(leader)).json(&action).send().await.unwrap();
     assert_eq!(answered.status(), 400);
     assert!(answered.text().await.unwrap().contains("/0/action: found \"Deleted\""));
+    // Bounded: 256 KiB a hand, 64 events.
+    let huge = json!([{"regarding": {"name": "forged"}, "reason": "r", "note": "x".repeat(300 * 1024), "action": "Denied"}]);
+    let answered = replica.post(url(leader)).json(&huge).send().await.unwrap();
+    assert_eq!(answered.status(), 413);
+    let many = serde_json::Value::Array(vec![event[0].clone(); 65]);
+    let answered = replica.post(url(leader)).json(&many).send().await.unwrap();
+    assert_eq!(answered.status(), 400);
+    assert!(answered.text().await.unwrap().contains("65 events handed at once; 64 at most"));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(events_about(api, "forged").is_empty(), "a refused hand was written");
 
