@@ -18,7 +18,8 @@
 //!
 //! The listener answers one route, `POST /peer/v0/events`: a JSON array of at most 64 events
 //! (`regarding`, `reason`, `note`, `action`), 256 KiB at most, each member known; a replica
-//! that does not lead answers 503 and writes nothing.
+//! that does not lead answers 503 and writes nothing. At most 16 connections at once, each
+//! closed after 30 s.
 
 use std::fmt;
 use std::sync::Arc;
@@ -393,12 +394,11 @@ where
     }
     let body = match Limited::new(request.into_body(), BODY_LIMIT).collect().await {
         Ok(body) => body.to_bytes(),
-        Err(_) => {
-            return say(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a hand of events is {BODY_LIMIT} bytes at most"),
-            )
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            let text = format!("a hand of events is {BODY_LIMIT} bytes at most");
+            return say(StatusCode::PAYLOAD_TOO_LARGE, text);
         }
+        Err(e) => return say(StatusCode::BAD_REQUEST, format!("the body could not be read: {e}")),
     };
     let told: Vec<Told> = match serde_json::from_slice(&body) {
         Ok(told) => told,
