@@ -311,3 +311,133 @@ async fn two_replicas(api: &common::apiserver::FakeServer) {
     assert_eq!(events_about(api, "after")[0]["reportingInstance"], json!(follower.leadership.identity));
     assert_eq!(counted(&follower.registry, "written"), 1.0);
 }
+
+/// A `covenant serve` process, killed when dropped.
+struct Process(std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// As it ships: two `covenant serve` processes against the stand-in API server, each given
+/// its pod's name, namespace and IP as `deploy/deployment.yaml` gives them and the one key
+/// pair of the Secret. They elect one leader, which names its peer address in the Lease; a
+/// denial made by the other is written by the leader.
+#[test]
+fn two_serve_processes_write_every_denial_from_the_leader() {
+    let mut fake = common::apiserver::Fake::default();
+    for (kind, namespaced) in [("ClusterComponentType", false), ("Component", true)] {
+        fake.resources.push((
+            "openchoreo.dev".into(),
+            format!("{}s", kind.to_lowercase()),
+            kind.into(),
+            namespaced,
+        ));
+    }
+    let api = common::apiserver::FakeServer::start(fake);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = common::apiserver::kubeconfig(dir.path(), api.addr);
+    let pair = covenant::certs::DevCerts::generate(&["localhost".into(), "127.0.0.1".into()], 2).unwrap();
+    let written = pair.write(&dir.path().join("tls")).unwrap();
+    let start = |name: &str| {
+        let (webhook, admin) = (free_port(), free_port());
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+            .env("KUBECONFIG", &kubeconfig)
+            .env("POD_NAME", name)
+            .env("POD_NAMESPACE", "covenant-system")
+            .env("POD_IP", "127.0.0.1")
+            .args(["serve", "--log-level", "warn", "--tls-cert"])
+            .arg(&written.cert)
+            .arg("--tls-key")
+            .arg(&written.key)
+            .args([
+                "--listen",
+                &format!("127.0.0.1:{webhook}"),
+                "--admin-listen",
+                &format!("127.0.0.1:{admin}"),
+            ])
+            .args(["--api-listen", "127.0.0.1:0", "--peer-listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        (Process(child), webhook, admin)
+    };
+    let (_a, webhook_a, admin_a) = start("covenant-a");
+    let (_b, webhook_b, admin_b) = start("covenant-b");
+    runtime().block_on(async {
+        let http = reqwest::Client::builder()
+            .use_rustls_tls()
+            .danger_accept_invalid_certs(true)
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for admin in [admin_a, admin_b] {
+            while !http
+                .get(format!("http://127.0.0.1:{admin}/readyz"))
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == 200)
+            {
+                assert!(Instant::now() < deadline, "a replica did not become ready");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        // Who leads, as the Lease says, with the address it named.
+        let lease = loop {
+            let lease = api.written("coordination.k8s.io", "covenant-system", "leases", "covenant-leader");
+            if let Some(l) =
+                lease.filter(|l| l["metadata"]["annotations"]["covenant.dev/peer-address"].is_string())
+            {
+                break l;
+            }
+            assert!(Instant::now() < deadline, "no Lease naming the leader's peer address");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let leader = lease["spec"]["holderIdentity"].as_str().unwrap().to_string();
+        let address = lease["metadata"]["annotations"]["covenant.dev/peer-address"].as_str().unwrap();
+        assert!(address.starts_with("127.0.0.1:"), "{lease}");
+        let (follower_webhook, follower_admin) =
+            if leader == "covenant-a" { (webhook_b, admin_b) } else { (webhook_a, admin_a) };
+        // The follower learns the address at its next read of the Lease (every 2 s; two
+        // reads' time, for a busy machine).
+        tokio::time::sleep(Duration::from_millis(4500)).await;
+        let answer: Value = http
+            .post(format!("https://127.0.0.1:{follower_webhook}/api/v0/validate"))
+            .header("content-type", "application/json")
+            .body(floating("web", false))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["response"]["allowed"], false, "{answer}");
+        while events_about(&api, "web").is_empty() {
+            assert!(
+                Instant::now() < deadline + Duration::from_secs(10),
+                "no Event for the follower's denial"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let web = &events_about(&api, "web")[0];
+        assert_eq!(web["reportingInstance"], json!(leader), "{web}");
+        let metrics = http
+            .get(format!("http://127.0.0.1:{follower_admin}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(metrics.contains("covenant_events_total{result=\"forwarded\"} 1"), "{metrics}");
+    });
+}
