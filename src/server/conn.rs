@@ -287,8 +287,11 @@ impl Serving {
         let mut builder = auto::Builder::new(streams.clone());
         // HTTP/1: `idle_timeout` to send each request head (the body's own deadline is the
         // handler's); a connection accepted while draining serves one request. HTTP/2:
-        // bounded streams and resets (the rapid-reset flood), and pings that close a
-        // connection whose peer went silent. DATA frames of up to 512 KiB rather than 16 KiB
+        // bounded streams and resets (the rapid-reset flood). No keep-alive pings of its own:
+        // a peer gone silent leaves its connection idle, and the idle close below ends it (or,
+        // with answers it never takes, the stall close); the API server health-checks its
+        // connections with pings of its own (client-go's HTTP/2 read-idle timeout, 30 s). With
+        // pings on, hyper timed every frame received, a clock read and a lock each. DATA frames of up to 512 KiB rather than 16 KiB
         // (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a CRD
         // update of a few hundred KB arrives in one frame, a piece taken whole, not dozens to
         // take and join; the codec holds at most one frame of a connection while it reads it.
@@ -305,9 +308,7 @@ impl Serving {
             .timer(TokioTimer::new())
             .max_concurrent_streams(100)
             .max_frame_size(512 * 1024)
-            .max_pending_accept_reset_streams(64)
-            .keep_alive_interval(Some(Duration::from_secs(30)))
-            .keep_alive_timeout(Duration::from_secs(10));
+            .max_pending_accept_reset_streams(64);
         let router = self.router.clone();
         let tracked = activity.clone();
         // The answers this connection has made and its client has not yet taken: a client
