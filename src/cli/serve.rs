@@ -273,7 +273,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         ));
     }
     // One leader among the replicas, chosen by a Lease: it audits and writes every Event.
-    let mut _elector = None;
+    let mut elector = None;
     let leadership = match (&writer, args.no_leader_election) {
         (Some(client), false) if args.audit_interval.is_some() || state.events.is_some() => {
             let identity = std::env::var("POD_NAME")
@@ -281,9 +281,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| format!("covenant-{}", std::process::id()));
             let api = kube::Api::namespaced(client.clone(), &args.leader_election_namespace);
             let (leadership, task) =
-                crate::cluster::lease::elect(api, LEADER_LEASE, &identity, Default::default());
+                crate::cluster::lease::elect(api.clone(), LEADER_LEASE, &identity, Default::default());
             tracing::info!(%identity, namespace = %args.leader_election_namespace, lease = LEADER_LEASE, "electing the replica that audits and writes Events");
-            _elector = Some(task);
+            elector = Some((task, api, leadership.clone()));
             Some(leadership)
         }
         _ => None,
@@ -382,7 +382,25 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         println!("says what the rule checks and how to fix it; `covenant check FILE` gives the same verdict");
         println!("offline, in CI.");
     }
-    bound.run(crate::server::shutdown_signal()).await;
+    // At shutdown the leader gives up its Lease at once (client-go's ReleaseOnCancel), so
+    // another replica audits and writes Events within its next try, not after the lease.
+    let shutdown = async move {
+        crate::server::shutdown_signal().await;
+        if let Some((task, api, leadership)) = elector {
+            task.abort();
+            let released = crate::cluster::lease::release(&api, LEADER_LEASE, &leadership);
+            match tokio::time::timeout(Duration::from_secs(2), released).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "could not release the leader Lease; another replica takes it once it runs out")
+                }
+                Err(_) => tracing::warn!(
+                    "the leader Lease was not released within 2 s; another replica takes it once it runs out"
+                ),
+            }
+        }
+    };
+    bound.run(shutdown).await;
     if let Some(audit) = audit {
         // The walk stops between pages; joining waits at most for one object's lookups.
         tokio::task::spawn_blocking(move || audit.stop()).await.ok();

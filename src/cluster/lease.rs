@@ -10,8 +10,10 @@
 //! write is an optimistic update on the Lease's resourceVersion, so of two candidates only one
 //! succeeds and the other sees a conflict; the leader renews every `retry` and, if it has not
 //! renewed for `renew_deadline`, stops leading at once — before the lease could pass to another
-//! replica, so two never lead together. kube has no elector of its own and the crates that wrap
-//! this are thin and tied to older kube releases, so it is written here against kube's `Api`.
+//! replica, so two never lead together. At shutdown the leader releases the Lease (`release`,
+//! client-go's `ReleaseOnCancel`), so another replica takes it at its next try. kube has no
+//! elector of its own and the crates that wrap this are thin and tied to older kube releases,
+//! so it is written here against kube's `Api`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -132,6 +134,35 @@ pub fn elect(
         Elector { api, name: name.to_string(), leadership: leadership.clone(), timing, observed: None };
     let task = tokio::spawn(elector.run());
     (leadership, task)
+}
+
+/// Give up the Lease `name` as client-go's `ReleaseOnCancel` does, once this replica's election
+/// has been stopped (its task aborted): this replica stops leading at once, and if the Lease
+/// still names it, it is written with no holder (and its peer address removed), so another
+/// replica takes it at its next try instead of after the lease duration. Whether it was
+/// released.
+pub async fn release(api: &Api<Lease>, name: &str, leadership: &Leadership) -> Result<bool, kube::Error> {
+    leadership.set(false, None, None);
+    let Some(mut lease) = api.get_opt(name).await? else { return Ok(false) };
+    let before = lease.spec.clone().unwrap_or_default();
+    if before.holder_identity.as_deref() != Some(leadership.identity.as_str()) {
+        return Ok(false);
+    }
+    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+    lease.spec = Some(LeaseSpec {
+        holder_identity: None,
+        lease_duration_seconds: Some(1),
+        acquire_time: Some(now.clone()),
+        renew_time: Some(now),
+        lease_transitions: before.lease_transitions,
+        ..LeaseSpec::default()
+    });
+    if let Some(annotations) = lease.metadata.annotations.as_mut() {
+        annotations.remove(PEER_ADDRESS);
+    }
+    api.replace(name, &PostParams::default(), &lease).await?;
+    tracing::info!(identity = %leadership.identity, "leader Lease released");
+    Ok(true)
 }
 
 struct Elector {

@@ -329,7 +329,8 @@ fn free_port() -> u16 {
 /// As it ships: two `covenant serve` processes against the stand-in API server, each given
 /// its pod's name, namespace and IP as `deploy/deployment.yaml` gives them and the one key
 /// pair of the Secret. They elect one leader, which names its peer address in the Lease; a
-/// denial made by the other is written by the leader.
+/// denial made by the other is written by the leader; and the leader, stopped by SIGTERM,
+/// releases the Lease so the other leads within its next try.
 #[test]
 fn two_serve_processes_write_every_denial_from_the_leader() {
     let mut fake = common::apiserver::Fake::default();
@@ -370,8 +371,8 @@ fn two_serve_processes_write_every_denial_from_the_leader() {
             .unwrap();
         (Process(child), webhook, admin)
     };
-    let (_a, webhook_a, admin_a) = start("covenant-a");
-    let (_b, webhook_b, admin_b) = start("covenant-b");
+    let (mut a, webhook_a, admin_a) = start("covenant-a");
+    let (mut b, webhook_b, admin_b) = start("covenant-b");
     runtime().block_on(async {
         let http = reqwest::Client::builder()
             .use_rustls_tls()
@@ -440,4 +441,24 @@ fn two_serve_processes_write_every_denial_from_the_leader() {
             .unwrap();
         assert!(metrics.contains("covenant_events_total{result=\"forwarded\"} 1"), "{metrics}");
     });
+    // SIGTERM to the leader: it releases the Lease as it stops, and the other replica takes
+    // it at its next try (2 s), not once the 15 s lease has run out.
+    let (leader_process, follower_name) =
+        if leader_of(&api) == "covenant-a" { (&mut a, "covenant-b") } else { (&mut b, "covenant-a") };
+    let stopped = Instant::now();
+    let pid = leader_process.0.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    while leader_of(&api) != follower_name {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(8),
+            "the other replica did not take the released Lease"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("the other replica led {:?} after SIGTERM to the leader", stopped.elapsed());
+}
+
+fn leader_of(api: &common::apiserver::FakeServer) -> String {
+    let lease = api.written("coordination.k8s.io", "covenant-system", "leases", "covenant-leader");
+    lease.and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string)).unwrap_or_default()
 }

@@ -1,7 +1,8 @@
 //! One leader among the replicas, through a Lease in the stand-in API server (which answers a
 //! stale write 409 Conflict, as the API server does): two candidates elect exactly one; the
 //! Lease names it; killed without releasing, it is replaced within the lease duration; a leader
-//! that cannot renew stops leading within the renew deadline; and only the leader audits.
+//! that cannot renew stops leading within the renew deadline; one that shuts down releases the
+//! Lease, and the other takes it at its next try; and only the leader audits.
 
 use crate::common;
 
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use covenant::audit::Auditor;
-use covenant::cluster::lease::{elect, Leadership, Timing};
+use covenant::cluster::lease::{elect, release, Leadership, Timing};
 use covenant::cluster::{ClusterView, OfflineCluster};
 use covenant::config::Config;
 use covenant::engine::Engine;
@@ -43,14 +44,20 @@ fn within(limit: Duration, what: &str, done: impl Fn() -> bool) -> Duration {
     started.elapsed()
 }
 
+/// Two candidates electing through `server` (in the runtime entered), once one of them leads.
+fn two_candidates(server: &common::apiserver::FakeServer) -> [(Leadership, tokio::task::JoinHandle<()>); 2] {
+    let [a, b] =
+        ["covenant-a", "covenant-b"].map(|name| elect(leases(server), "covenant-leader", name, TIMING));
+    within(Duration::from_secs(3), "a leader", || a.0.leading() || b.0.leading());
+    [a, b]
+}
+
 #[test]
 fn two_replicas_elect_one_leader_and_a_dead_leader_is_replaced_within_the_lease() {
     let server = common::apiserver::FakeServer::start(common::apiserver::Fake::default());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let _guard = rt.enter();
-    let (a, task_a) = elect(leases(&server), "covenant-leader", "covenant-a", TIMING);
-    let (b, task_b) = elect(leases(&server), "covenant-leader", "covenant-b", TIMING);
-    within(Duration::from_secs(3), "a leader", || a.leading() || b.leading());
+    let [(a, task_a), (b, task_b)] = two_candidates(&server);
     // Never two at once, and the Lease names the one that leads.
     let until = Instant::now() + Duration::from_secs(2);
     while Instant::now() < until {
@@ -76,6 +83,30 @@ fn two_replicas_elect_one_leader_and_a_dead_leader_is_replaced_within_the_lease(
     assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
     eprintln!("the follower led {took:?} after the leader died (lease {:?})", TIMING.lease);
     follower_task.abort();
+}
+
+/// A leader that shuts down gives up the Lease (client-go's ReleaseOnCancel): it stops leading
+/// at once, and the other replica takes the Lease at its next try, well before the lease would
+/// have run out.
+#[test]
+fn a_leader_that_shuts_down_releases_the_lease_and_the_other_takes_it_at_its_next_try() {
+    let server = common::apiserver::FakeServer::start(common::apiserver::Fake::default());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let [(a, task_a), (b, task_b)] = two_candidates(&server);
+    let (leader, follower, leader_task) = if a.leading() { (&a, &b, task_a) } else { (&b, &a, task_b) };
+    leader_task.abort();
+    let released = rt.block_on(release(&leases(&server), "covenant-leader", leader)).unwrap();
+    assert!(released && !leader.leading());
+    let lease =
+        server.written("coordination.k8s.io", "covenant-system", "leases", "covenant-leader").unwrap();
+    assert!(lease["spec"]["holderIdentity"].is_null(), "{lease}");
+    let took = within(TIMING.lease, "the follower to take the released Lease", || follower.leading());
+    assert!(took < TIMING.lease - TIMING.retry, "taken {took:?} after the release: not at its next try");
+    assert_eq!(holder(&server).as_deref(), Some(follower.identity.as_str()));
+    // Releasing a Lease another replica holds changes nothing.
+    assert!(!rt.block_on(release(&leases(&server), "covenant-leader", leader)).unwrap());
+    assert_eq!(holder(&server).as_deref(), Some(follower.identity.as_str()));
 }
 
 #[test]
