@@ -89,7 +89,7 @@ pub struct Options {
     /// How many webhook connections are open at once, at most.
     pub max_connections: usize,
     /// The peer listener, through which replicas that do not lead hand their denials' Events
-    /// to the one that does (`cluster::peer`); none: every Event is written here.
+    /// to the one that does (`server::peer`); none: every Event is written here.
     pub peers: Option<Peers>,
 }
 
@@ -105,6 +105,9 @@ pub struct Peers {
     pub leadership: crate::cluster::lease::Leadership,
 }
 
+/// A listener's work, made at `bind` and run from `run`.
+type Task = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// Listeners bound and TLS loaded, not yet serving.
 pub struct Bound {
     /// The webhook's local address (useful with port 0).
@@ -116,7 +119,8 @@ pub struct Bound {
     /// The peer listener's local address, when there is one.
     pub peer_addr: Option<SocketAddr>,
     webhook: TcpListener,
-    peer: Option<(TcpListener, Arc<rustls::ServerConfig>)>,
+    /// The peer listener, served once `run` starts.
+    peering: Option<Task>,
     admin: TcpListener,
     api: TcpListener,
     tls: Arc<Tls>,
@@ -157,7 +161,7 @@ pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error>
     let api_addr = api.local_addr().map_err(|source| Error::Bind { addr: options.api_listen, source })?;
     // The peer listener only where Events are written: a replica that does not lead hands its
     // own to the leader's.
-    let mut peer = None;
+    let mut peering = None;
     let mut peer_addr = None;
     if let (Some(peers), Some(sink)) = (&options.peers, &state.events) {
         let listener = bind(peers.listen).await?;
@@ -166,15 +170,19 @@ pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error>
             |e: rustls::Error| tls::Error::Invalid { path: "peer TLS".into(), reason: e.to_string() };
         let config = peer::server_config(&tls).map_err(invalid)?;
         sink.relay_through(Arc::new(peer::Relay::new(peers.leadership.clone(), &tls).map_err(invalid)?));
-        let advertised = peers.host.as_ref().map(|host| match host.contains(':') {
-            true => format!("[{host}]:{}", addr.port()),
-            false => format!("{host}:{}", addr.port()),
+        let advertised = peers.host.as_ref().map(|host| {
+            if host.contains(':') {
+                format!("[{host}]:{}", addr.port())
+            } else {
+                format!("{host}:{}", addr.port())
+            }
         });
         if advertised.is_none() {
             tracing::warn!("no peer address (--peer-host, $POD_IP): when this replica leads, the others cannot hand it their denials' Events");
         }
         peers.leadership.advertise(advertised);
-        peer = Some((listener, config));
+        let serving = peer::serve(listener, config, sink.clone(), peers.leadership.clone());
+        peering = Some(Box::pin(serving) as Task);
         peer_addr = Some(addr);
     }
     Ok(Bound {
@@ -183,7 +191,7 @@ pub async fn bind(options: Options, mut state: AppState) -> Result<Bound, Error>
         api_addr,
         peer_addr,
         webhook,
-        peer,
+        peering,
         admin,
         api,
         tls,
@@ -196,16 +204,21 @@ impl Bound {
     /// Serve until `shutdown` resolves, then drain and return.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         let Bound {
-            webhook, peer, admin, api, tls, state, options, webhook_addr, admin_addr, api_addr, ..
+            webhook,
+            peering,
+            admin,
+            api,
+            tls,
+            state,
+            options,
+            webhook_addr,
+            admin_addr,
+            api_addr,
+            ..
         } = self;
         let readiness = state.readiness.clone();
         let watcher = tokio::spawn(tls.clone().watch(options.reload_interval, state.metrics.clone()));
-        let peering = match (peer, &state.events, &options.peers) {
-            (Some((listener, config)), Some(sink), Some(peers)) => {
-                Some(tokio::spawn(peer::serve(listener, config, sink.clone(), peers.leadership.clone())))
-            }
-            _ => None,
-        };
+        let peering = peering.map(tokio::spawn);
 
         let (admin_serving, admin_drain) = conn::Serving::new(
             "admin",

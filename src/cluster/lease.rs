@@ -64,13 +64,22 @@ fn locked<T: Clone>(m: &Mutex<T>) -> T {
     m.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+fn put<T>(m: &Mutex<T>, value: T) {
+    *m.lock().unwrap_or_else(|e| e.into_inner()) = value;
+}
+
 impl Leadership {
     /// A replica that leads without an election: `--offline`, `--dev`, a single process.
     pub fn alone(identity: &str) -> Leadership {
+        Leadership::new(identity, true)
+    }
+
+    /// `identity`'s leadership, leading or not (and then holding the Lease, as far as it knows).
+    fn new(identity: &str, leading: bool) -> Leadership {
         Leadership {
-            leading: Arc::new(AtomicBool::new(true)),
+            leading: Arc::new(AtomicBool::new(leading)),
             identity: identity.to_string(),
-            holder: Arc::new(Mutex::new(Some(identity.to_string()))),
+            holder: Arc::new(Mutex::new(leading.then(|| identity.to_string()))),
             advertised: Arc::default(),
             leader_address: Arc::default(),
         }
@@ -89,7 +98,7 @@ impl Leadership {
     /// Name where the other replicas reach this one while it leads (written into the Lease
     /// at the next renewal).
     pub fn advertise(&self, address: Option<String>) {
-        *self.advertised.lock().unwrap_or_else(|e| e.into_inner()) = address;
+        put(&self.advertised, address);
     }
 
     /// Where the leader is reached, as the Lease last said: none while this replica leads,
@@ -110,8 +119,8 @@ impl Leadership {
                 tracing::warn!(identity = %self.identity, holder = ?holder, "no longer leading: the audit stops here");
             }
         }
-        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = holder;
-        *self.leader_address.lock().unwrap_or_else(|e| e.into_inner()) = address;
+        put(&self.holder, holder);
+        put(&self.leader_address, address);
     }
 }
 
@@ -123,13 +132,7 @@ pub fn elect(
     identity: &str,
     timing: Timing,
 ) -> (Leadership, tokio::task::JoinHandle<()>) {
-    let leadership = Leadership {
-        leading: Arc::new(AtomicBool::new(false)),
-        identity: identity.to_string(),
-        holder: Arc::default(),
-        advertised: Arc::default(),
-        leader_address: Arc::default(),
-    };
+    let leadership = Leadership::new(identity, false);
     let elector =
         Elector { api, name: name.to_string(), leadership: leadership.clone(), timing, observed: None };
     let task = tokio::spawn(elector.run());

@@ -291,8 +291,8 @@ impl Serving {
         // a peer gone silent leaves its connection idle, and the idle close below ends it (or,
         // with answers it never takes, the stall close); the API server health-checks its
         // connections with pings of its own (client-go's HTTP/2 read-idle timeout, 30 s). With
-        // pings on, hyper timed every frame received, a clock read and a lock each. DATA frames of up to 512 KiB rather than 16 KiB
-        // (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a CRD
+        // pings on, hyper timed every frame received, a clock read and a lock each. DATA
+        // frames of up to 512 KiB rather than 16 KiB (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a CRD
         // update of a few hundred KB arrives in one frame, a piece taken whole, not dozens to
         // take and join; the codec holds at most one frame of a connection while it reads it.
         // hyper's own head timeout is the backstop for a head left half-sent: a little later
