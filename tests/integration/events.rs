@@ -78,14 +78,8 @@ async fn denials(api: &common::apiserver::FakeServer) {
     assert!(events_about(api, "rehearsal").is_empty(), "a dry run wrote an Event");
     assert_eq!(events_about(api, "burst").len(), 1);
     assert_eq!(api.patches(), 0, "the repeats were dropped, not counted into a series");
-    let text = covenant::metrics::render(&registry);
-    let dropped: f64 = text
-        .lines()
-        .find(|l| l.starts_with("covenant_events_total{result=\"dropped\"}"))
-        .and_then(|l| l.split_whitespace().last())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
-    assert!(dropped >= 29.0, "{text}");
+    let dropped = counted(&registry, "dropped");
+    assert!(dropped >= 29.0, "{}", covenant::metrics::render(&registry));
 }
 
 /// The leader's audit tells each object it finds something on.
@@ -335,12 +329,7 @@ fn free_port() -> u16 {
 fn two_serve_processes_write_every_denial_from_the_leader() {
     let mut fake = common::apiserver::Fake::default();
     for (kind, namespaced) in [("ClusterComponentType", false), ("Component", true)] {
-        fake.resources.push((
-            "openchoreo.dev".into(),
-            format!("{}s", kind.to_lowercase()),
-            kind.into(),
-            namespaced,
-        ));
+        fake.serve_openchoreo(kind, namespaced);
     }
     let api = common::apiserver::FakeServer::start(fake);
     let dir = tempfile::tempdir().unwrap();

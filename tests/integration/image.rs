@@ -95,12 +95,7 @@ fn the_image_starts_as_deployed_answers_reviews_and_stops_cleanly_on_sigterm() {
             .push(d.value);
     }
     for (kind, namespaced) in [("ClusterComponentType", false), ("Component", true)] {
-        fake.resources.push((
-            "openchoreo.dev".into(),
-            format!("{}s", kind.to_lowercase()),
-            kind.into(),
-            namespaced,
-        ));
+        fake.serve_openchoreo(kind, namespaced);
     }
     let api = common::apiserver::serve(fake);
     std::fs::write(

@@ -36,12 +36,7 @@ fn fixture_objects() -> Fake {
         ("ComponentRelease", true),
         ("Component", true),
     ] {
-        fake.resources.push((
-            "openchoreo.dev".into(),
-            format!("{}s", kind.to_lowercase()),
-            kind.into(),
-            namespaced,
-        ));
+        fake.serve_openchoreo(kind, namespaced);
     }
     // Live custom resources of a CRD whose schema tightens (CVN-215), three pages of one.
     let widgets = covenant::source::parse_stream(
@@ -430,15 +425,6 @@ fn published_types() -> Vec<Value> {
     covenant::source::parse_stream(&text).0.into_iter().map(|d| d.value).collect()
 }
 
-fn served(fake: &mut Fake, kind: &str, namespaced: bool) {
-    fake.resources.push((
-        "openchoreo.dev".into(),
-        format!("{}s", kind.to_lowercase()),
-        kind.into(),
-        namespaced,
-    ));
-}
-
 fn pinned(pin: &str) -> Subject {
     let component = json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
         "metadata": {"name": "bakery-web", "namespace": "bakery"},
@@ -474,7 +460,7 @@ fn type_count(view: &LiveCluster) -> Option<usize> {
 fn a_kind_installed_after_start_is_watched_without_a_restart() {
     use covenant::rules::Action;
     let mut fake = Fake::default();
-    served(&mut fake, "Component", true);
+    fake.serve_openchoreo("Component", true);
     let server = common::apiserver::FakeServer::start(fake);
     let following = Following { rediscover: Duration::from_millis(200), ..Following::default() };
     let view = view_of(server.addr, &["ClusterComponentType", "Component"], following);
@@ -486,7 +472,7 @@ fn a_kind_installed_after_start_is_watched_without_a_restart() {
     assert!(v.findings[0].message.contains("nothing yet"), "{}", v.findings[0].message);
     // The CRD is installed and its objects applied: watched within a rediscovery or two.
     server.change(|f| {
-        served(f, "ClusterComponentType", false);
+        f.serve_openchoreo("ClusterComponentType", false);
         f.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     });
     let seen = within(Duration::from_secs(10), "the new kind's objects", || type_count(&view) == Some(2));
@@ -500,7 +486,7 @@ fn a_kind_installed_after_start_is_watched_without_a_restart() {
 #[test]
 fn a_watch_that_expires_with_410_gone_relists_promptly() {
     let mut fake = Fake::default();
-    served(&mut fake, "ClusterComponentType", false);
+    fake.serve_openchoreo("ClusterComponentType", false);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let server = common::apiserver::FakeServer::start(fake);
     let view = connect(server.addr);
@@ -517,7 +503,7 @@ fn a_watch_that_expires_with_410_gone_relists_promptly() {
 fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_soon_after_it_returns() {
     use covenant::rules::Action;
     let mut fake = Fake::default();
-    served(&mut fake, "ClusterComponentType", false);
+    fake.serve_openchoreo("ClusterComponentType", false);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let mut server = common::apiserver::FakeServer::start(fake);
     let view = connect(server.addr);
@@ -551,8 +537,8 @@ fn an_api_server_that_goes_away_is_never_answered_from_stale_state_and_is_fresh_
 /// as `following` says.
 fn watching(following: Following) -> (common::apiserver::FakeServer, LiveCluster) {
     let mut fake = Fake::default();
-    served(&mut fake, "ClusterComponentType", false);
-    served(&mut fake, "Component", true);
+    fake.serve_openchoreo("ClusterComponentType", false);
+    fake.serve_openchoreo("Component", true);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let server = common::apiserver::FakeServer::start(fake);
     let view = view_of(server.addr, &["ClusterComponentType", "Component"], following);
@@ -756,8 +742,8 @@ fn the_upgrade_picture_on_the_admin_listener_reads_the_api_server() {
 #[test]
 fn cached_objects_are_converted_once_and_follow_the_store() {
     let mut fake = Fake::default();
-    served(&mut fake, "ClusterComponentType", false);
-    served(&mut fake, "Component", true);
+    fake.serve_openchoreo("ClusterComponentType", false);
+    fake.serve_openchoreo("Component", true);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let component = |ns: &str| {
         json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component",
@@ -831,8 +817,8 @@ fn cached_objects_are_converted_once_and_follow_the_store() {
 #[test]
 fn check_reads_a_live_cluster_through_a_kubeconfig_context() {
     let mut fake = Fake::default();
-    served(&mut fake, "ClusterComponentType", false);
-    served(&mut fake, "Component", true);
+    fake.serve_openchoreo("ClusterComponentType", false);
+    fake.serve_openchoreo("Component", true);
     fake.objects.insert(("openchoreo.dev".into(), "clustercomponenttypes".into()), published_types());
     let server = common::apiserver::FakeServer::start(fake);
     let dir = tempfile::tempdir().unwrap();

@@ -33,6 +33,18 @@ pub struct Fake {
     pub forbidden: Vec<String>,
 }
 
+impl Fake {
+    /// Serve the OpenChoreo kind `kind` (its plural the kind's lowercase name and an `s`).
+    pub fn serve_openchoreo(&mut self, kind: &str, namespaced: bool) {
+        self.resources.push((
+            "openchoreo.dev".into(),
+            format!("{}s", kind.to_lowercase()),
+            kind.into(),
+            namespaced,
+        ));
+    }
+}
+
 /// The server's state: what it holds (tests change it while it runs), and a signal that ends
 /// every open watch with 410 Gone, as an apiserver does when a watch's resourceVersion is
 /// compacted away.
