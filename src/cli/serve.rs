@@ -176,15 +176,20 @@ const SAMPLE_REVIEW: &str = include_str!("../../tests/fixtures/admission/kube-rs
 /// `replicaz` where its component type declares `replicas` (CVN-102).
 const DENIED_REVIEW: &str = include_str!("../../examples/reviews/denied-application.json");
 
-/// Read covenant's registered ValidatingWebhookConfigurations once, in the background, and
-/// warn of every entry that sends kinds no family judges (`server::registration`). What
-/// cannot be read is said at info: the check is advice, never a reason not to serve.
-fn check_registration(client: kube::Client, judged: Vec<(String, String)>) {
+/// Read covenant's registered webhook configurations once, in the background, and warn of
+/// every validating entry that sends kinds no family judges, and of mutating entries that
+/// disagree with whether covenant patches (`server::registration`). What cannot be read is
+/// said at info: the check is advice, never a reason not to serve.
+fn check_registration(client: kube::Client, judged: Vec<(String, String)>, patches: bool) {
     tokio::spawn(async move {
-        use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
-        let api: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client);
+        use k8s_openapi::api::admissionregistration::v1::{
+            MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+        };
         let params = kube::api::ListParams::default();
-        match tokio::time::timeout(Duration::from_secs(30), api.list(&params)).await {
+        let validating: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client.clone());
+        let mutating: kube::Api<MutatingWebhookConfiguration> = kube::Api::all(client);
+        let within = Duration::from_secs(30);
+        match tokio::time::timeout(within, validating.list(&params)).await {
             Ok(Ok(list)) => {
                 for line in crate::server::registration::unjudged(&list.items, &judged) {
                     tracing::warn!("{line}");
@@ -192,6 +197,15 @@ fn check_registration(client: kube::Client, judged: Vec<(String, String)>) {
             }
             Ok(Err(e)) => tracing::info!(error = %e, "cannot read the webhook configurations to check what they send covenant (grant list on admissionregistration.k8s.io validatingwebhookconfigurations)"),
             Err(_) => tracing::info!("the webhook configurations could not be read within 30 s; what they send covenant is not checked"),
+        }
+        match tokio::time::timeout(within, mutating.list(&params)).await {
+            Ok(Ok(list)) => {
+                if let Some(line) = crate::server::registration::unstamped(&list.items, patches) {
+                    tracing::warn!("{line}");
+                }
+            }
+            Ok(Err(e)) => tracing::info!(error = %e, "cannot read the mutating webhook configurations to check what they send covenant (grant list on admissionregistration.k8s.io mutatingwebhookconfigurations)"),
+            Err(_) => tracing::info!("the mutating webhook configurations could not be read within 30 s; what they send covenant is not checked"),
         }
     });
 }
@@ -261,7 +275,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let mut state =
         crate::server::AppState::new(&config, cluster.clone()).context("cannot register metrics")?;
     if let Some(client) = &writer {
-        check_registration(client.clone(), state.engine.judged_kinds());
+        check_registration(client.clone(), state.engine.judged_kinds(), state.patches());
     }
     if let (Some(client), false) = (&writer, args.no_events) {
         let instance = std::env::var("POD_NAME").ok();

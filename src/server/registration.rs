@@ -1,9 +1,13 @@
 //! What the API server is told to send covenant, checked against what covenant judges. A
 //! fail-closed entry that sends kinds no family judges makes those writes wait on covenant for
 //! nothing — and refuses them while covenant is down — so `serve` says so at start-up, from
-//! the ValidatingWebhookConfigurations it can read.
+//! the ValidatingWebhookConfigurations it can read. Likewise the mutating entries and the
+//! stamps: entries with no mutation rule on make every write they name wait on a call that
+//! patches nothing, and rules on with no entry patch nothing either.
 
-use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 
 /// The plural resource name Kubernetes derives from a kind (`Registry` → `registries`), as
 /// CRDs name their resources.
@@ -59,6 +63,36 @@ pub fn unjudged(configs: &[ValidatingWebhookConfiguration], judged: &[(String, S
         }
     }
     out
+}
+
+/// What is wrong between covenant's mutating entries (named `*.covenant.dev`, with rules) and
+/// whether it patches (`patches`: `mutation.enabled` and CVN-501 or CVN-502 set to mutate):
+/// entries while nothing patches, or patching with no entry; `None` when they agree.
+pub fn unstamped(configs: &[MutatingWebhookConfiguration], patches: bool) -> Option<String> {
+    let entries: Vec<String> = configs
+        .iter()
+        .flat_map(|c| {
+            let name = c.metadata.name.clone().unwrap_or_default();
+            c.webhooks
+                .iter()
+                .flatten()
+                .filter(|w| {
+                    w.name.ends_with(".covenant.dev") && w.rules.as_ref().is_some_and(|r| !r.is_empty())
+                })
+                .map(move |w| format!("{name}/{}", w.name))
+        })
+        .collect();
+    match (entries.is_empty(), patches) {
+        (false, false) => Some(format!(
+            "MutatingWebhookConfiguration entries {} send covenant writes to patch, but no mutation rule is on (CVN-501 and CVN-502 are off, or mutation.enabled is false): every write they name waits on a call that patches nothing; turn the rules on (rules.actions: {{CVN-501: mutate, CVN-502: mutate}}) or remove the entries (deploy/components/stamps)",
+            entries.join(", ")
+        )),
+        (true, true) => Some(
+            "CVN-501 or CVN-502 is set to mutate, but no MutatingWebhookConfiguration sends covenant anything to patch: add deploy/components/stamps to the install"
+                .to_string(),
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -179,6 +179,16 @@ impl ClusterView for Metered {
 }
 
 impl AppState {
+    /// Whether the mutating route can patch anything: `mutation.enabled`, and a mutation rule
+    /// (CVN-501, CVN-502) set to mutate.
+    pub fn patches(&self) -> bool {
+        let rules = self.engine.rules();
+        self.mutation_enabled
+            && crate::rules::CATALOG
+                .iter()
+                .any(|r| r.category == crate::rules::Category::Mutation && rules.runs(r))
+    }
+
     /// The state a config describes, judging against `cluster`, with its own metrics registry.
     pub fn new(config: &Config, cluster: Arc<dyn ClusterView>) -> prometheus::Result<AppState> {
         let registry = prometheus::Registry::new();

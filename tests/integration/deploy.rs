@@ -3,6 +3,7 @@
 //! `kubectl kustomize` renders it where kubectl is installed.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -204,10 +205,21 @@ fn manifests() -> Vec<(String, Value)> {
     out
 }
 
+/// The mutating webhook configuration of `deploy/components/stamps`.
+fn stamps() -> Value {
+    let text = std::fs::read_to_string(deploy().join("components/stamps/mutating.yaml")).unwrap();
+    let (docs, err) = covenant::source::parse_stream(&text);
+    assert!(err.is_none() && docs.len() == 1, "{err:?}");
+    docs[0].value.clone()
+}
+
 #[test]
 fn every_manifest_parses_into_its_type_with_no_undeclared_field() {
-    let all = manifests();
-    assert_eq!(all.len(), 22);
+    let mut all = manifests();
+    assert_eq!(all.len(), 21);
+    // The base sends covenant no write to patch: the mutating webhook is a component's.
+    assert!(all.iter().all(|(_, d)| d["kind"] != "MutatingWebhookConfiguration"));
+    all.push(("components/stamps/mutating.yaml".into(), stamps()));
     for (file, doc) in &all {
         check_manifest(doc)
             .unwrap_or_else(|e| panic!("{file}: {} {}: {e}", doc["kind"], doc["metadata"]["name"]));
@@ -252,8 +264,8 @@ fn the_deployment_and_webhooks_say_what_the_design_demands() {
     }
 
     let v: ValidatingWebhookConfiguration = strict(&find("ValidatingWebhookConfiguration")).unwrap();
-    let m: MutatingWebhookConfiguration = strict(&find("MutatingWebhookConfiguration")).unwrap();
-    // The mutation rules are off by default: no mutating webhook fails closed.
+    let m: MutatingWebhookConfiguration = strict(&stamps()).unwrap();
+    // A stamp is a convenience: no mutating webhook fails closed.
     for w in m.webhooks.clone().unwrap() {
         assert_eq!(w.failure_policy.as_deref(), Some("Ignore"), "{}", w.name);
     }
@@ -367,7 +379,7 @@ fn kubectl_kustomize_renders_the_base_where_kubectl_exists() {
     let rendered = String::from_utf8(out.stdout).unwrap();
     let (docs, err) = covenant::source::parse_stream(&rendered);
     assert!(err.is_none());
-    assert_eq!(docs.len(), 22, "21 resources (install.yaml is never applied) and the generated ConfigMap");
+    assert_eq!(docs.len(), 21, "20 resources (install.yaml is never applied) and the generated ConfigMap");
     for d in docs.iter().filter(|d| d.value["kind"] != "ConfigMap") {
         check_manifest(&d.value).unwrap();
     }
@@ -433,11 +445,21 @@ fn every_kustomize_component_renders_and_the_binary_accepts_what_it_renders() {
     assert_eq!(crd["metadata"]["labels"]["covenant.dev/evolution"], "enforce");
     let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
     assert_eq!(spec["componentType"]["properties"]["version"]["type"], "string");
-    for kind in
-        ["NetworkPolicy", "ServiceMonitor", "PrometheusRule", "PriorityClass", "ValidatingAdmissionPolicy"]
-    {
+    for kind in [
+        "NetworkPolicy",
+        "ServiceMonitor",
+        "PrometheusRule",
+        "PriorityClass",
+        "ValidatingAdmissionPolicy",
+        "MutatingWebhookConfiguration",
+    ] {
         find(kind);
     }
+    // The stamps: the two mutating entries, neither of which a write ever waits on.
+    let mutating = find("MutatingWebhookConfiguration")["webhooks"].as_array().unwrap().clone();
+    let names: Vec<&str> = mutating.iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["constructs.mutate.covenant.dev", "rendered.mutate.covenant.dev"]);
+    assert!(mutating.iter().all(|w| w["failurePolicy"] == "Ignore"));
     // The webhook port admits the API server from a documented source, never the internet.
     let policy = find("NetworkPolicy").to_string();
     assert!(!policy.contains("0.0.0.0/0"), "{policy}");
@@ -543,7 +565,11 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
         eprintln!("kubectl not installed: the rendered base is not checked here");
         return;
     };
-    let find = |kind: &str| docs.iter().find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind}"));
+    assert!(docs.iter().all(|d| d["kind"] != "MutatingWebhookConfiguration"), "the base patches nothing");
+    let with_stamps = with_components(&["stamps"]);
+    let find = |kind: &str| {
+        docs.iter().chain(&with_stamps).find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind}"))
+    };
     let install = std::fs::read_to_string(deploy().join("install.yaml")).unwrap();
     let group = covenant::source::parse_stream(&install).0[0].value["data"]["breakGlassGroup"]
         .as_str()
@@ -637,6 +663,38 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
         "{}",
         warned[0]
     );
+    // The stamps: the shipped config patches nothing, so the base sends covenant no write to
+    // patch and serve is quiet about it; the component without the rules, or the rules without
+    // the component, is warned of.
+    let state = |config: &covenant::config::Config| {
+        let view = Arc::new(covenant::cluster::OfflineCluster::from_objects(Vec::new()));
+        covenant::server::AppState::new(config, view).unwrap()
+    };
+    assert!(!state(&config).patches(), "the shipped config turns no stamp on");
+    let stamping = covenant::config::Config::from_text(
+        "covenant.yaml",
+        &std::fs::read_to_string(deploy().join("config/covenant.yaml"))
+            .unwrap()
+            .replace("  actions: {}\n", "  actions: {CVN-501: mutate, CVN-502: mutate}\n"),
+        None,
+    )
+    .unwrap();
+    assert!(state(&stamping).patches());
+    let stamps: MutatingWebhookConfiguration = strict(find("MutatingWebhookConfiguration")).unwrap();
+    let unstamped = |configs: &[MutatingWebhookConfiguration], patches| {
+        covenant::server::registration::unstamped(configs, patches)
+    };
+    assert_eq!(unstamped(&[], false), None);
+    assert_eq!(unstamped(std::slice::from_ref(&stamps), true), None);
+    let idle = unstamped(std::slice::from_ref(&stamps), false).unwrap();
+    assert!(
+        idle.contains("covenant/constructs.mutate.covenant.dev, covenant/rendered.mutate.covenant.dev")
+            && idle.contains("patches nothing")
+            && idle.contains("deploy/components/stamps"),
+        "{idle}"
+    );
+    let missing = unstamped(&[], true).unwrap();
+    assert!(missing.contains("add deploy/components/stamps"), "{missing}");
     let ns = find("Namespace");
     assert_eq!(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
     // The pod meets the restricted standard it enforces.
@@ -667,8 +725,27 @@ fn the_break_glass_group_is_set_in_install_yaml_and_reaches_every_entry() {
     std::fs::write(&install, text).unwrap();
     let docs = kustomize(&copy).unwrap();
     let rendered = serde_json::to_string(&docs).unwrap();
-    assert_eq!(rendered.matches("!('oncall:sre' in request.userInfo.groups)").count(), 6);
+    assert_eq!(rendered.matches("!('oncall:sre' in request.userInfo.groups)").count(), 4);
     assert!(!rendered.contains("covenant:break-glass"));
+    // The stamps component's mutating webhook writes the group itself: the one install.yaml
+    // sets, in both entries.
+    let group = std::fs::read_to_string(deploy().join("install.yaml")).unwrap();
+    let group = group.split("breakGlassGroup: ").nth(1).unwrap().trim();
+    let stamps = serde_json::to_string(&stamps()).unwrap();
+    assert_eq!(stamps.matches(&format!("!('{group}' in request.userInfo.groups)")).count(), 2, "{stamps}");
+}
+
+/// The base rendered with some of its components (by folder name), from a folder under
+/// target/ (kustomize loads relative paths only).
+fn with_components(components: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
+    let list: String = components.iter().map(|c| format!("  - ../../deploy/components/{c}\n")).collect();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!("resources:\n  - ../../deploy\ncomponents:\n{list}"),
+    )
+    .unwrap();
+    kustomize(dir.path()).expect("kubectl renders")
 }
 
 /// Whether kubectl (and so kustomize) is missing here; said on stderr when it is.
@@ -710,6 +787,15 @@ fn certs_kustomize_installs_covenant_without_cert_manager() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("kubectl apply --server-side -k"));
+    // With the stamps component added to the overlay, as an install that turns them on does:
+    // its mutating webhook gets the CA too.
+    let written = std::fs::read_to_string(overlay.join("kustomization.yaml")).unwrap();
+    let base = written.split("resources:\n  - ").nth(1).unwrap().lines().next().unwrap().to_string();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        format!("{written}components:\n  - {base}/components/stamps\n"),
+    )
+    .unwrap();
     let docs = kustomize(&overlay).unwrap();
     for d in &docs {
         assert_ne!(d["apiVersion"], "cert-manager.io/v1", "{d}");
