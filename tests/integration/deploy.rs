@@ -680,6 +680,9 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
     )
     .unwrap();
     assert!(state(&stamping).patches());
+    let mut off = stamping.clone();
+    off.mutation_enabled = false;
+    assert!(!state(&off).patches(), "mutation.enabled: false patches nothing, whatever the rules say");
     let stamps: MutatingWebhookConfiguration = strict(find("MutatingWebhookConfiguration")).unwrap();
     let unstamped = |configs: &[MutatingWebhookConfiguration], patches| {
         covenant::server::registration::unstamped(configs, patches)
