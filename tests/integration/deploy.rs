@@ -738,6 +738,52 @@ fn the_break_glass_group_is_set_in_install_yaml_and_reaches_every_entry() {
     assert_eq!(stamps.matches(&format!("!('{group}' in request.userInfo.groups)")).count(), 2, "{stamps}");
 }
 
+/// The install docs/deploying.md shows for turning the stamps on (its overlay, beside a copy of
+/// the config with the two rules set to mutate) renders with the mutating webhook and a config
+/// that patches, so serve has nothing to warn of.
+#[test]
+fn the_documented_stamps_install_renders_with_the_rules_on() {
+    if kubectl_missing() {
+        return;
+    }
+    let docs_text = std::fs::read_to_string(deploy().join("../docs/deploying.md")).unwrap();
+    let overlay = docs_text
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.contains("components/stamps"))
+        .expect("docs/deploying.md shows the stamps overlay");
+    let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
+    // The docs' folder sits beside the repository; this one sits in target/.
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        overlay.replace("../covenant/deploy", "../../deploy"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(deploy().join("config/covenant.yaml")).unwrap();
+    assert_eq!(config.matches("\n  actions: {}\n").count(), 1);
+    let config = config.replace("\n  actions: {}\n", "\n  actions: {CVN-501: mutate, CVN-502: mutate}\n");
+    std::fs::write(dir.path().join("covenant.yaml"), config).unwrap();
+    let docs = kustomize(dir.path()).unwrap();
+    let maps: Vec<&Value> = docs.iter().filter(|d| d["kind"] == "ConfigMap").collect();
+    assert_eq!(maps.len(), 1, "the config is replaced, not added beside");
+    let text = maps[0]["data"]["covenant.yaml"].as_str().unwrap();
+    let config = covenant::config::Config::from_text("covenant.yaml", text, None).unwrap();
+    let view = Arc::new(covenant::cluster::OfflineCluster::from_objects(Vec::new()));
+    let patches = covenant::server::AppState::new(&config, view).unwrap().patches();
+    assert!(patches);
+    let stamps: Vec<MutatingWebhookConfiguration> = docs
+        .iter()
+        .filter(|d| d["kind"] == "MutatingWebhookConfiguration")
+        .map(|d| strict(d).unwrap())
+        .collect();
+    assert_eq!(stamps.len(), 1);
+    assert_eq!(covenant::server::registration::unstamped(&stamps, patches), None);
+    // The Deployment mounts the replaced config.
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap().to_string();
+    assert!(deployment.contains(maps[0]["metadata"]["name"].as_str().unwrap()), "{deployment}");
+}
+
 /// The base rendered with some of its components (by folder name), from a folder under
 /// target/ (kustomize loads relative paths only).
 fn with_components(components: &[&str]) -> Vec<Value> {
