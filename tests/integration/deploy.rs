@@ -3,7 +3,6 @@
 //! `kubectl kustomize` renders it where kubectl is installed.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -666,10 +665,7 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
     // The stamps: the shipped config patches nothing, so the base sends covenant no write to
     // patch and serve is quiet about it; the component without the rules, or the rules without
     // the component, is warned of.
-    let state = |config: &covenant::config::Config| {
-        let view = Arc::new(covenant::cluster::OfflineCluster::from_objects(Vec::new()));
-        covenant::server::AppState::new(config, view).unwrap()
-    };
+    let state = crate::common::state;
     assert!(!state(&config).patches(), "the shipped config turns no stamp on");
     let stamping = covenant::config::Config::from_text(
         "covenant.yaml",
@@ -769,8 +765,7 @@ fn the_documented_stamps_install_renders_with_the_rules_on() {
     assert_eq!(maps.len(), 1, "the config is replaced, not added beside");
     let text = maps[0]["data"]["covenant.yaml"].as_str().unwrap();
     let config = covenant::config::Config::from_text("covenant.yaml", text, None).unwrap();
-    let view = Arc::new(covenant::cluster::OfflineCluster::from_objects(Vec::new()));
-    let patches = covenant::server::AppState::new(&config, view).unwrap().patches();
+    let patches = crate::common::state(&config).patches();
     assert!(patches);
     let stamps: Vec<MutatingWebhookConfiguration> = docs
         .iter()
@@ -896,4 +891,60 @@ fn make_deploy_render_sets_the_image_without_editing_deploy() {
         "the overlay lives under CARGO_TARGET_DIR"
     );
     assert_eq!(std::fs::read_to_string(deploy().join("kustomization.yaml")).unwrap(), before);
+}
+
+/// As it ships, at start-up: `covenant serve` reads the webhook configurations the API server
+/// holds. The base's validating configuration draws no warning; the stamps component's
+/// mutating webhook, registered while the shipped config leaves the stamp rules off, is named
+/// with what it costs.
+#[test]
+fn serve_warns_of_the_stamps_webhook_while_the_stamp_rules_are_off() {
+    use crate::common::{apiserver, free_port, Process};
+    let mut fake = apiserver::Fake::default();
+    let validating =
+        manifests().into_iter().find(|(_, d)| d["kind"] == "ValidatingWebhookConfiguration").unwrap().1;
+    for (plural, kind, object) in [
+        ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration", validating),
+        ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", stamps()),
+    ] {
+        let group = "admissionregistration.k8s.io".to_string();
+        fake.resources.push((group.clone(), plural.into(), kind.into(), false));
+        fake.objects.insert((group, plural.into()), vec![object]);
+    }
+    let api = apiserver::FakeServer::start(fake);
+    let dir = tempfile::tempdir().unwrap();
+    let pair = covenant::certs::DevCerts::generate(&["localhost".into()], 2).unwrap();
+    let written = pair.write(&dir.path().join("tls")).unwrap();
+    let log = dir.path().join("serve.log");
+    let _serve = Process(
+        std::process::Command::new(env!("CARGO_BIN_EXE_covenant"))
+            .env("KUBECONFIG", apiserver::kubeconfig(dir.path(), api.addr))
+            .args(["serve", "--log-level", "warn", "--no-events", "--tls-cert"])
+            .arg(&written.cert)
+            .arg("--tls-key")
+            .arg(&written.key)
+            .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+            .args(["--admin-listen", &format!("127.0.0.1:{}", free_port())])
+            .args(["--api-listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let said = loop {
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        if said.contains("MutatingWebhookConfiguration entries") {
+            break said;
+        }
+        assert!(std::time::Instant::now() < deadline, "no word of the stamps webhook: {said}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(api.asked("validatingwebhookconfigurations").0, 1, "read once");
+    assert!(
+        said.contains("covenant/constructs.mutate.covenant.dev, covenant/rendered.mutate.covenant.dev")
+            && said.contains("patches nothing"),
+        "{said}"
+    );
+    assert!(!said.contains("which no rule judges"), "the base's validating entries are judged: {said}");
 }

@@ -3,7 +3,7 @@
 //! object, reason the rule's slug, note the finding, reported by `covenant.dev/covenant`); a
 //! dry run writes none; a burst of denials of one object writes one.
 
-use crate::common;
+use crate::common::{self, free_port, Process};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -304,20 +304,6 @@ async fn two_replicas(api: &common::apiserver::FakeServer) {
     }
     assert_eq!(events_about(api, "after")[0]["reportingInstance"], json!(follower.leadership.identity));
     assert_eq!(counted(&follower.registry, "written"), 1.0);
-}
-
-/// A `covenant serve` process, killed when dropped.
-struct Process(std::process::Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// As it ships: two `covenant serve` processes against the stand-in API server, each given

@@ -326,3 +326,18 @@ pub async fn tls_h2(
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
     tls_to(addr, ca_pem, vec![b"h2".to_vec()]).await
 }
+
+/// A `covenant serve` process, killed when dropped.
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port free when asked.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
