@@ -1732,7 +1732,8 @@ The platform's VERSIONING.md (Pin the major: the only granularity the support wi
 const DOC_501: &str = "\
 ## What it checks
 
-A mutation rule, off by default (turn it on with `rules: {actions: {CVN-501: mutate}}`). On
+A mutation rule, off by default (turn it on with `rules: {actions: {CVN-501: mutate}}`, and
+install the mutating webhook that sends covenant what to patch: `deploy/components/stamps`). On
 CREATE and UPDATE of a construct, every resource template (`spec.resources[].template`, a
 trait's `spec.creates[].template`) gets `metadata.annotations[\"openchoreo.dev/rendered-from-version\"]`
 set to the construct's declared version and `[\"openchoreo.dev/rendered-from-type\"]` to its
@@ -1775,7 +1776,8 @@ The platform's VERSIONING.md (The rule that makes it usable; Which version a rel
 const DOC_502: &str = "\
 ## What it checks
 
-A mutation rule, off by default (`rules: {actions: {CVN-502: mutate}}`). A construct that
+A mutation rule, off by default (`rules: {actions: {CVN-502: mutate}}`, with the mutating
+webhook of `deploy/components/stamps`). A construct that
 declares `openchoreo.dev/version` gets the `openchoreo.dev/name` label (its logical name: the
 object name less `-v<major>`, or an explicit annotation) and the `openchoreo.dev/version`
 label, equal to the declared version.
