@@ -667,14 +667,7 @@ fn fail_closed_only_where_covenant_judges_with_a_break_glass_path() {
     // the component, is warned of.
     let state = crate::common::state;
     assert!(!state(&config).patches(), "the shipped config turns no stamp on");
-    let stamping = covenant::config::Config::from_text(
-        "covenant.yaml",
-        &std::fs::read_to_string(deploy().join("config/covenant.yaml"))
-            .unwrap()
-            .replace("  actions: {}\n", "  actions: {CVN-501: mutate, CVN-502: mutate}\n"),
-        None,
-    )
-    .unwrap();
+    let stamping = covenant::config::Config::from_text("covenant.yaml", &config_with_stamps(), None).unwrap();
     assert!(state(&stamping).patches());
     let mut off = stamping.clone();
     off.mutation_enabled = false;
@@ -756,10 +749,7 @@ fn the_documented_stamps_install_renders_with_the_rules_on() {
         overlay.replace("../covenant/deploy", "../../deploy"),
     )
     .unwrap();
-    let config = std::fs::read_to_string(deploy().join("config/covenant.yaml")).unwrap();
-    assert_eq!(config.matches("\n  actions: {}\n").count(), 1);
-    let config = config.replace("\n  actions: {}\n", "\n  actions: {CVN-501: mutate, CVN-502: mutate}\n");
-    std::fs::write(dir.path().join("covenant.yaml"), config).unwrap();
+    std::fs::write(dir.path().join("covenant.yaml"), config_with_stamps()).unwrap();
     let docs = kustomize(dir.path()).unwrap();
     let maps: Vec<&Value> = docs.iter().filter(|d| d["kind"] == "ConfigMap").collect();
     assert_eq!(maps.len(), 1, "the config is replaced, not added beside");
@@ -777,6 +767,14 @@ fn the_documented_stamps_install_renders_with_the_rules_on() {
     // The Deployment mounts the replaced config.
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap().to_string();
     assert!(deployment.contains(maps[0]["metadata"]["name"].as_str().unwrap()), "{deployment}");
+}
+
+/// The shipped config with both stamp rules set to mutate, as docs/deploying.md says to write
+/// it (`actions: {CVN-501: mutate, CVN-502: mutate}` under `rules`).
+fn config_with_stamps() -> String {
+    let config = std::fs::read_to_string(deploy().join("config/covenant.yaml")).unwrap();
+    assert_eq!(config.matches("\n  actions: {}\n").count(), 1, "the shipped config sets no action");
+    config.replace("\n  actions: {}\n", "\n  actions: {CVN-501: mutate, CVN-502: mutate}\n")
 }
 
 /// The base rendered with some of its components (by folder name), from a folder under
