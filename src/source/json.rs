@@ -122,17 +122,22 @@ impl<'a> Reader<'a> {
         // descriptions), is sliced straight out of the text: starting a decoder costs more
         // than finding its end. One with an escape is decoded.
         if self.peek() == Some(b'"') {
-            let after = &self.data[self.pos + 1..];
-            if let Some(end) = plain_string_end(after) {
-                if after[end] == b'"' {
-                    if let Some(text) = self.text.get(self.pos + 1..self.pos + 1 + end) {
-                        self.pos += end + 2;
-                        return Ok(JsonKey(text.into()));
-                    }
-                }
+            if let Some((text, end)) = self.plain_string(self.pos) {
+                self.pos = end;
+                return Ok(JsonKey(text.into()));
             }
         }
         self.decoded_string()
+    }
+
+    /// The string whose opening quote is at `at`, when it holds no escape (nor a byte JSON
+    /// refuses in a string): its text, sliced from the text, and where it ends, just past its
+    /// closing quote.
+    #[inline(always)]
+    fn plain_string(&self, at: usize) -> Option<(&'a str, usize)> {
+        let end = stop_from(self.data, at + 1)?;
+        (self.data[end] == b'"').then_some(())?;
+        Some((self.text.get(at + 1..end)?, end + 1))
     }
 
     /// `string`, for a string with an escape (or no string: serde_json words the error).
@@ -217,13 +222,11 @@ impl<'a> Reader<'a> {
         // (space, an escape, the mapping's end, an error) is read one token at a time below.
         let at = if *first { self.pos } else { self.pos + 1 };
         if (*first || self.data.get(self.pos) == Some(&b',')) && self.data.get(at) == Some(&b'"') {
-            if let Some(end) = stop_from(self.data, at + 1) {
-                if self.data[end] == b'"' && self.data.get(end + 1) == Some(&b':') {
-                    if let Some(text) = self.text.get(at + 1..end) {
-                        self.pos = end + 2;
-                        *first = false;
-                        return Ok(Some(JsonKey(text.into())));
-                    }
+            if let Some((text, end)) = self.plain_string(at) {
+                if self.data.get(end) == Some(&b':') {
+                    self.pos = end + 1;
+                    *first = false;
+                    return Ok(Some(JsonKey(text.into())));
                 }
             }
         }
@@ -265,12 +268,6 @@ impl<'a> Reader<'a> {
         *first = false;
         Ok(true)
     }
-}
-
-/// Where the first byte a JSON string cannot hold as itself lies in `bytes`: a quote, a
-/// backslash or a control character.
-fn plain_string_end(bytes: &[u8]) -> Option<usize> {
-    stop_from(bytes, 0)
 }
 
 /// Where the first quote, backslash or control byte at or after `at` lies in `data`. Eight
@@ -648,16 +645,16 @@ mod tests {
         let fill = "a é!#[]~\u{7f}ü€ ".as_bytes();
         for len in 0..=24 {
             let base: Vec<u8> = fill.iter().cycle().take(len).copied().collect();
-            assert_eq!(plain_string_end(&base), naive(&base), "{base:?}");
+            assert_eq!(stop_from(&base, 0), naive(&base), "{base:?}");
             for at in 0..len {
                 for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
                     let mut b = base.clone();
                     b[at] = stop;
-                    assert_eq!(plain_string_end(&b), naive(&b), "{b:?}");
+                    assert_eq!(stop_from(&b, 0), naive(&b), "{b:?}");
                     // A second stop later never hides the first.
                     if at + 3 < len {
                         b[at + 3] = b'"';
-                        assert_eq!(plain_string_end(&b), naive(&b), "{b:?}");
+                        assert_eq!(stop_from(&b, 0), naive(&b), "{b:?}");
                     }
                 }
             }
