@@ -182,32 +182,41 @@ const DENIED_REVIEW: &str = include_str!("../../examples/reviews/denied-applicat
 /// said at info: the check is advice, never a reason not to serve.
 fn check_registration(client: kube::Client, judged: Vec<(String, String)>, patches: bool) {
     tokio::spawn(async move {
-        use k8s_openapi::api::admissionregistration::v1::{
-            MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-        };
-        let params = kube::api::ListParams::default();
-        let validating: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client.clone());
-        let mutating: kube::Api<MutatingWebhookConfiguration> = kube::Api::all(client);
-        let within = Duration::from_secs(30);
-        match tokio::time::timeout(within, validating.list(&params)).await {
-            Ok(Ok(list)) => {
-                for line in crate::server::registration::unjudged(&list.items, &judged) {
-                    tracing::warn!("{line}");
-                }
+        if let Some(validating) =
+            listed(kube::Api::all(client.clone()), "validatingwebhookconfigurations").await
+        {
+            for line in crate::server::registration::unjudged(&validating, &judged) {
+                tracing::warn!("{line}");
             }
-            Ok(Err(e)) => tracing::info!(error = %e, "cannot read the webhook configurations to check what they send covenant (grant list on admissionregistration.k8s.io validatingwebhookconfigurations)"),
-            Err(_) => tracing::info!("the webhook configurations could not be read within 30 s; what they send covenant is not checked"),
         }
-        match tokio::time::timeout(within, mutating.list(&params)).await {
-            Ok(Ok(list)) => {
-                if let Some(line) = crate::server::registration::unstamped(&list.items, patches) {
-                    tracing::warn!("{line}");
-                }
+        if let Some(mutating) = listed(kube::Api::all(client), "mutatingwebhookconfigurations").await {
+            if let Some(line) = crate::server::registration::unstamped(&mutating, patches) {
+                tracing::warn!("{line}");
             }
-            Ok(Err(e)) => tracing::info!(error = %e, "cannot read the mutating webhook configurations to check what they send covenant (grant list on admissionregistration.k8s.io mutatingwebhookconfigurations)"),
-            Err(_) => tracing::info!("the mutating webhook configurations could not be read within 30 s; what they send covenant is not checked"),
         }
     });
+}
+
+/// Every object of one kind of webhook configuration (`plural`), within 30 s; what cannot be
+/// read is said at info, and `None`.
+async fn listed<K>(api: kube::Api<K>, plural: &str) -> Option<Vec<K>>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = kube::api::ListParams::default();
+    match tokio::time::timeout(Duration::from_secs(30), api.list(&params)).await {
+        Ok(Ok(list)) => Some(list.items),
+        Ok(Err(e)) => {
+            tracing::info!(error = %e, "cannot read the {plural} to check what they send covenant (grant list on admissionregistration.k8s.io {plural})");
+            None
+        }
+        Err(_) => {
+            tracing::info!(
+                "the {plural} could not be read within 30 s; what they send covenant is not checked"
+            );
+            None
+        }
+    }
 }
 
 /// The Lease the replicas elect their leader with.
