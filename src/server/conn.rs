@@ -292,9 +292,10 @@ impl Serving {
         // with answers it never takes, the stall close); the API server health-checks its
         // connections with pings of its own (client-go's HTTP/2 read-idle timeout, 30 s). With
         // pings on, hyper timed every frame received, a clock read and a lock each. DATA
-        // frames of up to 512 KiB rather than 16 KiB (the apiserver's Go client sends frames as large as allowed, up to 512 KiB): a CRD
-        // update of a few hundred KB arrives in one frame, a piece taken whole, not dozens to
-        // take and join; the codec holds at most one frame of a connection while it reads it.
+        // frames of up to 512 KiB rather than 16 KiB (the apiserver's Go client sends frames
+        // as large as allowed, up to 512 KiB): a CRD update of a few hundred KB arrives in one
+        // frame, a piece taken whole, not dozens to take and join; the codec holds at most one
+        // frame of a connection while it reads it.
         // hyper's own head timeout is the backstop for a head left half-sent: a little later
         // than the idle close below, which ends an idle connection with a close_notify.
         let head_timeout = self.idle_timeout + (self.idle_timeout / 4).max(Duration::from_secs(1));
