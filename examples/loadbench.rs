@@ -634,6 +634,12 @@ fn main() {
         );
     }
     for s in &mut servers {
+        // SIGTERM first, so a server built to write a profile at exit (`make pgo`) writes it.
+        unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(15);
+        while s.child.try_wait().ok().flatten().is_none() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = s.child.kill();
         let _ = s.child.wait();
     }
