@@ -86,8 +86,8 @@ fn main() {
         let app = Router::new().route("/api/v0/validate", handler);
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
-        // SIGTERM ends the process through `exit`, so a build that writes a profile when it
-        // exits (`make pgo`'s) writes it.
+        // SIGTERM ends the process through `exit`, so a build instrumented to write a profile
+        // when it exits writes it (docs/performance.md, profile-guided optimization).
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
         tokio::spawn(async move {
             term.recv().await;

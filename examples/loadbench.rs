@@ -634,7 +634,8 @@ fn main() {
         );
     }
     for s in &mut servers {
-        // SIGTERM first, so a server built to write a profile at exit (`make pgo`) writes it.
+        // SIGTERM first, so a server instrumented to write a profile at exit writes it
+        // (docs/performance.md, profile-guided optimization).
         unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
         let until = Instant::now() + Duration::from_secs(15);
         while s.child.try_wait().ok().flatten().is_none() && Instant::now() < until {
