@@ -24,27 +24,33 @@ fmt: ## format the code
 bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins; live-view lookups at 1k/10k/100k objects
 	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning --bench lookup
 
-bench-load: ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
-	$(CARGO) build --profile dist --bin covenant --example bare_webhook --example loadbench
-	taskset -c 0 $(TARGET_DIR)/dist/examples/loadbench --rounds 5 --seconds 3
 
-bench-apiserver: ## as the kube-apiserver sends reviews: one HTTP/2 connection, concurrent streams, covenant watching a stand-in API server holding 1,000 constructs and 5,000 Components
-	$(CARGO) build --profile dist --bin covenant --example bare_webhook --example loadbench
-	taskset -c 0 $(TARGET_DIR)/dist/examples/loadbench --apiserver --rounds 5 --seconds 3
+# The load benches measure covenant as it ships: the binary `make static` builds, alone (a
+# build shared with the examples would switch on the features their dev-dependencies unify
+# into shared crates). The bare server, the floor and the bench are built the same way.
+BENCH_BUILD = RUSTFLAGS="$(STATIC_RUSTFLAGS)" $(CARGO) build --profile dist --locked --target $(STATIC_TARGET)
+BENCH_DIR = $(TARGET_DIR)/$(STATIC_TARGET)/dist
 
-bench-instructions: ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
-	$(CARGO) build --profile dist --bin covenant --example bare_webhook
-	BIN=$${BIN:-$(TARGET_DIR)/dist/covenant} BARE=$(TARGET_DIR)/dist/examples/bare_webhook examples/instructions.sh
+bench-load: static ## covenant vs a bare parse-and-allow server and the floor (body read, nothing parsed) over TLS, side by side (pinned cores)
+	$(BENCH_BUILD) --example bare_webhook --example loadbench
+	taskset -c 0 $(BENCH_DIR)/examples/loadbench --rounds 5 --seconds 3
+
+bench-apiserver: static ## as the kube-apiserver sends reviews: one HTTP/2 connection, concurrent streams, covenant watching a stand-in API server holding 1,000 constructs and 5,000 Components
+	$(BENCH_BUILD) --example bare_webhook --example loadbench
+	taskset -c 0 $(BENCH_DIR)/examples/loadbench --apiserver --rounds 5 --seconds 3
+
+bench-instructions: static ## instructions per request, whole server under callgrind: covenant, bare, floor (exact; BODY=, N=, BIN=)
+	$(BENCH_BUILD) --example bare_webhook
+	BIN=$${BIN:-$(STATIC_BIN)} BARE=$(BENCH_DIR)/examples/bare_webhook examples/instructions.sh
 
 SOAK_SECONDS ?= 300
 SOAK_RATE ?= 200
-bench-burst: ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to compare a build)
-	$(CARGO) build --profile dist --bin covenant
-	BIN=$${BIN:-$(TARGET_DIR)/dist/covenant} examples/burst.sh
+bench-burst: static ## peak memory of 32 concurrent 5 MiB CRD updates (VmHWM; BIN= to compare a build)
+	BIN=$${BIN:-$(STATIC_BIN)} examples/burst.sh
 
-soak: ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
-	$(CARGO) build --profile dist --bin covenant --example soak
-	$(TARGET_DIR)/dist/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
+soak: static ## SOAK_SECONDS (300) at SOAK_RATE (200) req/s with certificate rotation; memory must stay flat
+	$(BENCH_BUILD) --example soak
+	$(BENCH_DIR)/examples/soak --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
 
 FUZZ_SECONDS ?= 120
 fuzz: ## run each cargo-fuzz target FUZZ_SECONDS (120) on a corpus seeded from the fixtures (nightly)
@@ -66,8 +72,10 @@ IMAGE ?= covenant:0.1.0
 STATIC_TARGET := x86_64-unknown-linux-gnu
 STATIC_BIN := $(TARGET_DIR)/$(STATIC_TARGET)/dist/covenant
 
+STATIC_RUSTFLAGS := -C target-feature=+crt-static
+
 static: ## a fully static binary (glibc, crt-static) of the dist profile: what the image and `make dist` ship
-	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --profile dist --locked --target $(STATIC_TARGET) --bin covenant
+	RUSTFLAGS="$(STATIC_RUSTFLAGS)" $(CARGO) build --profile dist --locked --target $(STATIC_TARGET) --bin covenant
 
 image: static ## build the image $(IMAGE) from the static binary (deploy/image/Dockerfile; needs a Docker daemon)
 	rm -rf $(TARGET_DIR)/image && mkdir -p $(TARGET_DIR)/image
@@ -91,12 +99,18 @@ precommit-test: ## pre-commit itself (from PyPI, in a venv under target/) runs b
 image-smoke: ## start $(IMAGE) exactly as deploy/ runs it, send reviews, SIGTERM it (needs a Docker daemon)
 	COVENANT_IMAGE=$(IMAGE) $(CARGO) test --test integration image:: -- --ignored --nocapture
 
-dist: static ## a release archive: the static binary and its SHA-256 checksum, in target/dist
-	rm -rf $(TARGET_DIR)/dist && mkdir -p $(TARGET_DIR)/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux
-	d=$(TARGET_DIR)/dist/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux; \
-	  cp $(STATIC_BIN) README.md $$d/ && tar -C $(TARGET_DIR)/dist -czf $$d.tar.gz $$(basename $$d) && \
-	  (cd $(TARGET_DIR)/dist && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
-	  rm -rf $$d && ls -l $(TARGET_DIR)/dist
+# The archive's own folder: `target/dist` is cargo's, for the `dist` profile's builds.
+ARCHIVE_DIR := $(TARGET_DIR)/archive
+
+dist: static ## a release archive: the static binary and its SHA-256 checksum, in target/archive
+	rm -rf $(ARCHIVE_DIR) && mkdir -p $(ARCHIVE_DIR)/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux
+	d=$(ARCHIVE_DIR)/covenant-$$($(STATIC_BIN) version | awk '{print $$2}')-x86_64-linux; \
+	  cp $(STATIC_BIN) README.md $$d/ && tar -C $(ARCHIVE_DIR) -czf $$d.tar.gz $$(basename $$d) && \
+	  (cd $(ARCHIVE_DIR) && sha256sum $$(basename $$d).tar.gz > $$(basename $$d).tar.gz.sha256) && \
+	  rm -rf $$d && ls -l $(ARCHIVE_DIR)
+	@# What a pipeline does with it (docs/ci.md): verify the checksum, unpack, run.
+	cd $(ARCHIVE_DIR) && sha256sum -c covenant-*.tar.gz.sha256 && mkdir unpacked && \
+	  tar -C unpacked -xzf covenant-*.tar.gz && unpacked/covenant-*/covenant version && rm -rf unpacked
 
 deploy-vap: ## rewrite deploy/components/admission-policies from `covenant vap` (a test fails when it drifts)
 	$(CARGO) run -q -- vap > deploy/components/admission-policies/policies.yaml

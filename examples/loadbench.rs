@@ -267,11 +267,33 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The lowest and highest of per-round ratios, so a reader sees how far the rounds agree.
+/// How far the per-round ratios pin their median down: the lowest and highest, and, from six
+/// rounds on, a distribution-free 95% confidence interval for the median (the order
+/// statistics x(k) and x(n+1-k), with the largest k whose binomial coverage is still 95%).
+/// A target is shown met on a noisy machine only when the interval's upper end is under it.
 fn spread(v: &[f64]) -> String {
-    let low = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{low:.2}–{high:.2}")
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let (Some(low), Some(high)) = (s.first(), s.last()) else { return "none".into() };
+    match median_interval(s.len()) {
+        Some(k) => format!("{low:.2}–{high:.2}; 95% CI {:.2}–{:.2}", s[k - 1], s[s.len() - k]),
+        None => format!("{low:.2}–{high:.2}"),
+    }
+}
+
+/// The largest k for which [x(k), x(n+1-k)] covers the median with at least 95%
+/// probability, whatever the distribution: 1 - 2·P(Binomial(n, ½) ≤ k-1) ≥ 0.95.
+fn median_interval(n: usize) -> Option<usize> {
+    let tail = |k: usize| -> f64 {
+        // P(Binomial(n, ½) ≤ k-1), the binomial coefficients built up as floats.
+        let (mut c, mut sum) = (1.0f64, 0.0f64);
+        for i in 0..k {
+            sum += c;
+            c = c * (n - i) as f64 / (i + 1) as f64;
+        }
+        sum / 2f64.powi(n as i32)
+    };
+    (1..=n / 2).take_while(|&k| 1.0 - 2.0 * tail(k) >= 0.95).last()
 }
 
 fn percentile(v: &mut [Duration], p: f64) -> Duration {
@@ -357,8 +379,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = arg(&args, "--rounds").and_then(|v| v.parse().ok()).unwrap_or(5);
     let seconds: f64 = arg(&args, "--seconds").and_then(|v| v.parse().ok()).unwrap_or(3.0);
-    // The binaries of the profile this bench was built with (`target/dist` under `make
-    // bench-load`): the bench's own folder is `<profile>/examples`.
+    // The binaries of the profile this bench was built with (under `make bench-load`, the
+    // static `dist` build the image ships, `target/x86_64-unknown-linux-gnu/dist`): the
+    // bench's own folder is `<profile>/examples`.
     let target = std::env::current_exe()
         .ok()
         .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
@@ -643,5 +666,23 @@ fn main() {
         }
         let _ = s.child.kill();
         let _ = s.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{median_interval, spread};
+
+    #[test]
+    fn the_median_interval_is_the_textbook_one() {
+        // Under six rounds no pair of order statistics covers the median with 95%.
+        assert_eq!(median_interval(5), None);
+        assert_eq!(median_interval(6), Some(1));
+        assert_eq!(median_interval(9), Some(2));
+        assert_eq!(median_interval(15), Some(4));
+        assert_eq!(median_interval(20), Some(6));
+        let rounds: Vec<f64> = (1..=15).map(f64::from).collect();
+        assert_eq!(spread(&rounds), "1.00–15.00; 95% CI 4.00–12.00");
+        assert_eq!(spread(&[1.0, 2.0, 3.0]), "1.00–3.00");
     }
 }
