@@ -114,6 +114,63 @@ pub struct Engine {
     /// Whether objects under admission of kinds no family claims are judged against their
     /// definition (`customResources.admission`).
     defined_at_admission: bool,
+    metric_kinds: MetricKinds,
+}
+
+/// The `group` and `kind` labels a request is counted under in metrics: as the review names
+/// them when a family claims that kind, else `other`, so a client cannot grow the label sets
+/// with made-up kinds (a claimed group keeps its name; its unclaimed kinds are `other`).
+/// Each label pair is numbered, densely from 0, so the server can find a request's series
+/// by index rather than by hashing its labels.
+#[derive(Debug)]
+pub struct MetricKinds {
+    /// Each claimed group: the number of its `other`, and of each kind claimed by name.
+    groups: rustc_hash::FxHashMap<String, (usize, rustc_hash::FxHashMap<String, usize>)>,
+    /// The label pairs, by number; the last is (`other`, `other`).
+    labels: Vec<(String, String)>,
+}
+
+impl MetricKinds {
+    fn of(families: &FamilyTable) -> MetricKinds {
+        let mut labels = Vec::new();
+        let mut groups = rustc_hash::FxHashMap::default();
+        for group in families.groups() {
+            labels.push((group.clone(), "other".to_string()));
+            groups.insert(group, (labels.len() - 1, rustc_hash::FxHashMap::default()));
+        }
+        for (group, kind) in families.kinds() {
+            labels.push((group.clone(), kind.clone()));
+            if let Some((_, kinds)) = groups.get_mut(&group) {
+                kinds.insert(kind, labels.len() - 1);
+            }
+        }
+        labels.push(("other".to_string(), "other".to_string()));
+        MetricKinds { groups, labels }
+    }
+
+    /// The number of the label pair a review of this group and kind is counted under.
+    pub fn of_kind(&self, group: &str, kind: &str) -> usize {
+        match self.groups.get(group) {
+            Some((other, kinds)) => kinds.get(kind).copied().unwrap_or(*other),
+            None => self.labels.len() - 1,
+        }
+    }
+
+    /// The `group` and `kind` labels of a number `of_kind` gave.
+    pub fn labels(&self, number: usize) -> (&str, &str) {
+        let (group, kind) = &self.labels[number];
+        (group, kind)
+    }
+
+    /// How many label pairs there are.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Never: (`other`, `other`) is always one.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
 }
 
 impl Engine {
@@ -157,13 +214,14 @@ impl Engine {
         }
         Engine {
             rules: config.rules.clone(),
-            families,
             exemptions: config.exemptions.clone(),
             lookup_budget: config.lookup_budget,
             failure_policy: config.failure_policy,
             release_labels: config.release_labels.clone(),
             policy: crate::contract::Policy::of(config),
             defined_at_admission: custom.admission,
+            metric_kinds: MetricKinds::of(&families),
+            families,
         }
     }
 
@@ -179,18 +237,9 @@ impl Engine {
         self.families.kinds()
     }
 
-    /// The `group` and `kind` a request is counted under in metrics: as the review names
-    /// them when a family claims that kind, else `other`, so a client cannot grow the label
-    /// sets with made-up kinds (a claimed group keeps its name; its unclaimed kinds are
-    /// `other`).
-    pub fn metric_labels<'g>(&self, group: &'g str, kind: &'g str) -> (&'g str, &'g str) {
-        if self.families.claims_kind(group, kind) {
-            (group, kind)
-        } else if self.families.claims_group(group) {
-            (group, "other")
-        } else {
-            ("other", "other")
-        }
+    /// What a request is counted under in metrics (`MetricKinds`).
+    pub fn metric_kinds(&self) -> &MetricKinds {
+        &self.metric_kinds
     }
 
     /// The rule selection in force.

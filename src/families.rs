@@ -292,14 +292,12 @@ impl FamilyTable {
         out
     }
 
-    /// Whether a family claims this exact group and kind (not only its group).
-    pub fn claims_kind(&self, group: &str, kind: &str) -> bool {
-        self.by_kind.get(group).is_some_and(|k| k.contains_key(kind))
-    }
-
-    /// Whether a family claims this group (by a kind of it, or the whole group).
-    pub fn claims_group(&self, group: &str) -> bool {
-        self.by_kind.contains_key(group) || self.by_group.contains_key(group)
+    /// Every group a family claims, by a kind of it or whole, sorted.
+    pub fn groups(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.by_kind.keys().chain(self.by_group.keys()).cloned().collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The family claiming documents with this `schema` member.

@@ -10,6 +10,7 @@ pub mod peer;
 pub mod problem;
 pub mod registration;
 mod schedule;
+pub mod series;
 pub mod state;
 pub mod tls;
 pub mod webhook;

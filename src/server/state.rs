@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::series::AdmissionSeries;
 use crate::cluster::ClusterView;
 use crate::config::Config;
 use crate::engine::Engine;
@@ -57,6 +58,8 @@ pub struct AppState {
     pub cluster: Arc<dyn ClusterView>,
     /// Metrics.
     pub metrics: Metrics,
+    /// The admission series, by index.
+    pub series: Arc<AdmissionSeries>,
     /// The registry the metrics live in.
     pub registry: prometheus::Registry,
     /// Readiness.
@@ -198,8 +201,10 @@ impl AppState {
             duration: metrics.lookup_duration.clone(),
             histograms: Default::default(),
         });
+        let engine = Arc::new(Engine::new(config));
         Ok(AppState {
-            engine: Arc::new(Engine::new(config)),
+            series: Arc::new(AdmissionSeries::new(&metrics, engine.clone())),
+            engine,
             cluster,
             metrics,
             registry,

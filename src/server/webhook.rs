@@ -12,29 +12,12 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::problem::Problem;
+use super::series::{Decision, Labels, Webhook};
 use super::state::AppState;
 use crate::admission::{self, DecodeError};
 use crate::engine::Engine;
 use crate::rules::Action;
 use crate::subject::Operation;
-
-/// Which webhook a request came to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Webhook {
-    /// Validating.
-    Validate,
-    /// Mutating.
-    Mutate,
-}
-
-impl Webhook {
-    fn as_str(self) -> &'static str {
-        match self {
-            Webhook::Validate => "validate",
-            Webhook::Mutate => "mutate",
-        }
-    }
-}
 
 /// `POST /api/v0/validate`
 pub fn validate(State(state): State<Arc<AppState>>, request: Request) -> impl Future<Output = Response> {
@@ -465,7 +448,7 @@ fn answer_judged(state: &AppState, review: admission::Review, judged: Judged, st
         Judged::Mutation(mutation) => answer_mutation(state, review, mutation, started),
         Judged::Passed(warning) => {
             let response = admission::respond(&review.uid, &crate::engine::Verdict::default(), &[warning]);
-            answer(state, "validate", &review.subject, started, &response)
+            answer(state, labels(state, Webhook::Validate, &review.subject), started, &response)
         }
     }
 }
@@ -510,13 +493,12 @@ fn unjudged(
         humantime::format_duration(timeout),
         humantime::format_duration(ANSWER_MARGIN),
     );
-    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
     let op = subject.operation.as_label();
-    let dry_run = if subject.dry_run { "true" } else { "false" };
-    state.metrics.requests.with_label_values(&[webhook.as_str(), op, group, kind, "unjudged", dry_run]).inc();
+    let counted = labels(state, webhook, subject);
+    state.series.count(counted, Decision::Unjudged);
     tracing::warn!(uid, webhook = webhook.as_str(), gvk = %subject.gvk, operation = op, allowed = allow, "review not judged by its deadline");
     let response = admission::respond_unjudged(uid, allow, &reason);
-    answer(state, webhook.as_str(), subject, started, &response)
+    answer(state, counted, started, &response)
 }
 
 /// The validating webhook's answer.
@@ -527,11 +509,10 @@ fn answer_verdict(
     started: Instant,
 ) -> Response {
     let subject = &review.subject;
-    let decision = if verdict.denied() { "denied" } else { "allowed" };
-    let dry_run = if subject.dry_run { "true" } else { "false" };
+    let decision = if verdict.denied() { Decision::Denied } else { Decision::Allowed };
     let op = subject.operation.as_label();
-    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
-    state.metrics.requests.with_label_values(&["validate", op, group, kind, decision, dry_run]).inc();
+    let counted = labels(state, Webhook::Validate, subject);
+    state.series.count(counted, decision);
     for f in &verdict.findings {
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
@@ -553,14 +534,23 @@ fn answer_verdict(
         crate::cluster::events::tell(sink, subject, verdict.at(Action::Deny), "Denied");
     }
     let response = admission::respond(&review.uid, verdict, &[]);
-    answer(state, "validate", subject, started, &response)
+    answer(state, counted, started, &response)
+}
+
+/// The labels a review's series are found by.
+fn labels<'a>(state: &AppState, webhook: Webhook, subject: &'a crate::subject::Subject) -> Labels<'a> {
+    Labels {
+        webhook,
+        operation: &subject.operation,
+        kind: state.series.kind_of(&subject.gvk.group, &subject.gvk.kind),
+        dry_run: subject.dry_run,
+    }
 }
 
 /// Encode a review response, record the request's duration, and answer 200.
 fn answer(
     state: &AppState,
-    webhook: &str,
-    subject: &crate::subject::Subject,
+    counted: Labels<'_>,
     started: std::time::Instant,
     response: &admission::Answer<'_>,
 ) -> Response {
@@ -571,13 +561,7 @@ fn answer(
             return Problem::internal().into_response();
         }
     };
-    let dry_run = if subject.dry_run { "true" } else { "false" };
-    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
-    state
-        .metrics
-        .duration
-        .with_label_values(&[webhook, subject.operation.as_label(), group, kind, dry_run])
-        .observe(started.elapsed().as_secs_f64());
+    state.series.time(counted, started.elapsed().as_secs_f64());
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
@@ -590,17 +574,16 @@ fn answer_mutation(
     started: Instant,
 ) -> Response {
     let subject = &review.subject;
-    let dry_run = if subject.dry_run { "true" } else { "false" };
     let op = subject.operation.as_label();
-    let decision = if mutation.ops.is_empty() { "allowed" } else { "patched" };
-    let (group, kind) = state.engine.metric_labels(&subject.gvk.group, &subject.gvk.kind);
-    state.metrics.requests.with_label_values(&["mutate", op, group, kind, decision, dry_run]).inc();
+    let decision = if mutation.ops.is_empty() { Decision::Allowed } else { Decision::Patched };
+    let counted = labels(state, Webhook::Mutate, subject);
+    state.series.count(counted, decision);
     for rule in &mutation.rules {
         state.metrics.patches.with_label_values(&[rule]).inc();
     }
     tracing::info!(uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
     let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
-    answer(state, "mutate", subject, started, &response)
+    answer(state, counted, started, &response)
 }
 
 #[cfg(test)]
