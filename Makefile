@@ -24,7 +24,6 @@ fmt: ## format the code
 bench: ## criterion benches: decode, evaluate, router; launcher Application; CRD diff vs parse; pins; live-view lookups at 1k/10k/100k objects
 	$(CARGO) bench --bench admission --bench launcher --bench evolution --bench versioning --bench lookup
 
-
 # The load benches measure covenant as it ships: the binary `make static` builds, alone (a
 # build shared with the examples would switch on the features their dev-dependencies unify
 # into shared crates). The bare server, the floor and the bench are built the same way.
