@@ -30,7 +30,7 @@ instructions() {
         floor) cmd=("$BARE" --cert "$cert" --key "$key" --listen "127.0.0.1:$port" --floor) ;;
         bare) cmd=("$BARE" --cert "$cert" --key "$key" --listen "127.0.0.1:$port") ;;
         covenant) cmd=("$BIN" serve --tls-cert "$cert" --tls-key "$key"
-            --context tests/fixtures/openchoreo/published --threads 1 --log-level warn
+            --context tests/fixtures/openchoreo/published --threads 1 --log-level info --log-format json
             --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$((port + 1))" --api-listen 127.0.0.1:0) ;;
     esac
     valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "${cmd[@]}" > "$work/$name.log" 2>&1 &

@@ -436,8 +436,11 @@ fn main() {
         &key,
         "--threads",
         "1",
+        // Logging as `deploy/deployment.yaml` runs it (the default level, JSON lines).
         "--log-level",
-        "warn",
+        "info",
+        "--log-format",
+        "json",
         "--listen",
         &format!("127.0.0.1:{cp}"),
         "--admin-listen",

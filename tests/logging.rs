@@ -118,6 +118,17 @@ async fn no_secret_at_any_level_and_no_object_content_at_info() {
         lines.iter().any(|l| l["fields"]["message"] == "review answered"),
         "covenant's own lines are captured"
     );
+    // A review gets its line at info when it drew a finding, at debug when it drew none.
+    let answered: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["fields"]["message"] == "review answered" && l["fields"]["webhook"] == "validate")
+        .collect();
+    let clean = |l: &Value| l["fields"]["rules"] == "[]" && l["fields"]["audited"] == 0;
+    assert!(answered.iter().any(|l| l["level"] == "INFO" && l["fields"]["allowed"] == false), "{answered:?}");
+    assert!(answered.iter().any(|l| l["level"] == "DEBUG"), "{answered:?}");
+    for l in &answered {
+        assert_eq!(l["level"] == "DEBUG", clean(l), "{l}");
+    }
     for line in &lines {
         let raw = line.to_string();
         for s in [SECRET_VALUE, SECRET_B64] {

@@ -516,18 +516,30 @@ fn answer_verdict(
     for f in &verdict.findings {
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
-    // Each rule once, with how many findings it drew (a CRD update can draw hundreds).
-    let rules = verdict.rule_counts();
-    tracing::info!(
-        uid = %review.uid,
-        webhook = "validate",
-        gvk = %subject.gvk,
-        operation = op,
-        allowed = !verdict.denied(),
-        rules = ?rules,
-        audited = verdict.at(Action::Audit).count(),
-        "review answered"
-    );
+    // A line at info for a review that drew a finding; one that drew none is counted in the
+    // metrics and logged at debug, so a busy cluster's log holds what was refused, warned or
+    // audited rather than every apply. Each rule once, with how many findings it drew (a CRD
+    // update can draw hundreds).
+    macro_rules! answered {
+        ($level:expr) => {
+            tracing::event!(
+                $level,
+                uid = %review.uid,
+                webhook = "validate",
+                gvk = %subject.gvk,
+                operation = op,
+                allowed = !verdict.denied(),
+                rules = ?verdict.rule_counts(),
+                audited = verdict.at(Action::Audit).count(),
+                "review answered"
+            )
+        };
+    }
+    if verdict.findings.is_empty() {
+        answered!(tracing::Level::DEBUG);
+    } else {
+        answered!(tracing::Level::INFO);
+    }
     // A denial (never a dry run) as Events on the object, so `kubectl describe` shows why its
     // apply was refused.
     if let Some(sink) = state.events.as_ref().filter(|_| verdict.denied() && !subject.dry_run) {
@@ -581,7 +593,17 @@ fn answer_mutation(
     for rule in &mutation.rules {
         state.metrics.patches.with_label_values(&[rule]).inc();
     }
-    tracing::info!(uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
+    // At info when covenant changed the object, at debug when it left it as it was.
+    macro_rules! answered {
+        ($level:expr) => {
+            tracing::event!($level, uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered")
+        };
+    }
+    if mutation.ops.is_empty() {
+        answered!(tracing::Level::DEBUG);
+    } else {
+        answered!(tracing::Level::INFO);
+    }
     let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
     answer(state, counted, started, &response)
 }
