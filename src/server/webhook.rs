@@ -19,6 +19,20 @@ use crate::engine::Engine;
 use crate::rules::Action;
 use crate::subject::Operation;
 
+/// A review's "review answered" line: at info when covenant had something to say about it
+/// (a finding, a patch), at debug when `quiet` (it drew nothing), so a busy cluster's log
+/// holds what was refused, warned, audited or patched rather than every apply; the metrics
+/// count every review.
+macro_rules! answered {
+    ($quiet:expr, $($event:tt)+) => {
+        if $quiet {
+            tracing::debug!($($event)+)
+        } else {
+            tracing::info!($($event)+)
+        }
+    };
+}
+
 /// `POST /api/v0/validate`
 pub fn validate(State(state): State<Arc<AppState>>, request: Request) -> impl Future<Output = Response> {
     handle(state, Webhook::Validate, request)
@@ -516,30 +530,18 @@ fn answer_verdict(
     for f in &verdict.findings {
         state.metrics.findings.with_label_values(&[f.rule.id, f.action.as_str()]).inc();
     }
-    // A line at info for a review that drew a finding; one that drew none is counted in the
-    // metrics and logged at debug, so a busy cluster's log holds what was refused, warned or
-    // audited rather than every apply. Each rule once, with how many findings it drew (a CRD
-    // update can draw hundreds).
-    macro_rules! answered {
-        ($level:expr) => {
-            tracing::event!(
-                $level,
-                uid = %review.uid,
-                webhook = "validate",
-                gvk = %subject.gvk,
-                operation = op,
-                allowed = !verdict.denied(),
-                rules = ?verdict.rule_counts(),
-                audited = verdict.at(Action::Audit).count(),
-                "review answered"
-            )
-        };
-    }
-    if verdict.findings.is_empty() {
-        answered!(tracing::Level::DEBUG);
-    } else {
-        answered!(tracing::Level::INFO);
-    }
+    // Each rule once, with how many findings it drew (a CRD update can draw hundreds).
+    answered!(
+        verdict.findings.is_empty(),
+        uid = %review.uid,
+        webhook = "validate",
+        gvk = %subject.gvk,
+        operation = op,
+        allowed = !verdict.denied(),
+        rules = ?verdict.rule_counts(),
+        audited = verdict.at(Action::Audit).count(),
+        "review answered"
+    );
     // A denial (never a dry run) as Events on the object, so `kubectl describe` shows why its
     // apply was refused.
     if let Some(sink) = state.events.as_ref().filter(|_| verdict.denied() && !subject.dry_run) {
@@ -593,17 +595,7 @@ fn answer_mutation(
     for rule in &mutation.rules {
         state.metrics.patches.with_label_values(&[rule]).inc();
     }
-    // At info when covenant changed the object, at debug when it left it as it was.
-    macro_rules! answered {
-        ($level:expr) => {
-            tracing::event!($level, uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered")
-        };
-    }
-    if mutation.ops.is_empty() {
-        answered!(tracing::Level::DEBUG);
-    } else {
-        answered!(tracing::Level::INFO);
-    }
+    answered!(mutation.ops.is_empty(), uid = %review.uid, webhook = "mutate", gvk = %subject.gvk, operation = op, patched = !mutation.ops.is_empty(), rules = ?mutation.rules, "review answered");
     let response = admission::respond_mutation(&review.uid, &mutation.ops, &mutation.warnings);
     answer(state, counted, started, &response)
 }
