@@ -12,7 +12,8 @@ use crate::pointer::At;
 use crate::report::{Checked, Entry, Report, Unjudged};
 use crate::rules::Finding;
 use crate::source::{
-    each_document, each_document_from, parse_stream, KubectlReads, Position, SourceDocument,
+    each_document, each_document_from, first_template_action, parse_stream, KubectlReads, Position,
+    SourceDocument, TemplateAction,
 };
 use crate::subject::{group_of, list_items, Subject};
 
@@ -95,7 +96,7 @@ pub fn check_values(
     }
     let (docs, syntax) = parse_stream(text);
     if let Some(e) = syntax {
-        syntax_finding(report, engine, name, &e);
+        syntax_finding(report, engine, name, &e, None);
     }
     for doc in docs {
         report.documents += 1;
@@ -134,16 +135,72 @@ pub fn check_profile(
     }
 }
 
-/// CVN-109 for text that stops being YAML, where it stops; whether it was reported.
-fn syntax_finding(report: &mut Report, engine: &Engine, name: &str, e: &crate::source::SyntaxError) -> bool {
-    let reason = e.what();
+/// CVN-109 for text that stops being YAML, where it stops — or, where a template action
+/// begins a node at or before that place, for template source (a Helm chart's templates),
+/// at the action, saying how to check it; whether it was reported.
+fn syntax_finding(
+    report: &mut Report,
+    engine: &Engine,
+    name: &str,
+    e: &crate::source::SyntaxError,
+    template: Option<(TemplateAction, Option<Chart>)>,
+) -> bool {
+    let (reason, at) = match template {
+        Some((action, chart)) => {
+            let how = match chart {
+                Some((dir, Some(name))) => format!(
+                    "render the chart first (`helm template {dir} | covenant check -`), or leave it \
+                     out (`--exclude {name}`)"
+                ),
+                Some((dir, None)) => {
+                    format!("render the chart first (`helm template {dir} | covenant check -`)")
+                }
+                None => "render the templates first (`helm template CHART | covenant check -`), or \
+                         leave them out (`--exclude templates`)"
+                    .to_string(),
+            };
+            let reason = format!(
+                "a template, not a manifest: `{}` is a template action (Helm's, or another Go \
+                 template's), which YAML cannot read ({}); covenant checks manifests as they are \
+                 applied: {how}",
+                action.text,
+                e.what(),
+            );
+            (reason, action.at)
+        }
+        None => (e.what(), e.at),
+    };
     let Some(f) =
         loader_finding(engine, (name, None), &mut report.notes, "CVN-109", "", vec![("reason", reason)])
     else {
         return false;
     };
-    report.entries.push(Entry::in_file(name, e.documents_before, e.at, f));
+    report.entries.push(Entry::in_file(name, e.documents_before, at, f));
     true
+}
+
+/// A Helm chart's folder, as named on the command line (`.` for the working folder), and its
+/// name when it has one.
+type Chart = (String, Option<String>);
+
+/// The first template action that begins a node in an input, up to line `until`; and, for a
+/// file of a Helm chart, the chart: the folder of the nearest `Chart.yaml` above the file, a
+/// few levels up at most.
+fn template_action(input: &Input, until: usize) -> Option<(TemplateAction, Option<Chart>)> {
+    use std::io::BufRead;
+    match input {
+        Input::Read(source) => Some((first_template_action(source.text.lines(), until)?, None)),
+        Input::File(path) => {
+            let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+            let action = first_template_action(file.lines().map_while(Result::ok), until)?;
+            let chart = path.ancestors().skip(1).take(4).find(|dir| dir.join("Chart.yaml").is_file());
+            let named = chart.map(|dir| match dir.file_name() {
+                Some(name) => (dir.display().to_string(), Some(name.to_string_lossy().into_owned())),
+                None => (".".to_string(), None),
+            });
+            Some((action, named))
+        }
+    }
 }
 
 /// Whether a document is one kubectl applies: it names an `apiVersion`, of a group other
@@ -683,7 +740,8 @@ pub fn check_each(
             },
         };
         if let Some(e) = syntax {
-            if syntax_finding(&mut report, engine, &file, &e) {
+            let template = template_action(&input, e.at.line);
+            if syntax_finding(&mut report, engine, &file, &e, template) {
                 report.documents += 1;
             }
         }

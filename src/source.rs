@@ -22,12 +22,14 @@ mod fast;
 mod files;
 pub(crate) mod json;
 mod kubectl;
+mod template;
 
 pub use files::{
     discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text,
     relative_to, text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
 };
 pub use kubectl::{go_yaml_refused_tab, kubectl_split, KubectlSplit, RefusedTab};
+pub use template::{first_action as first_template_action, Action as TemplateAction};
 
 use crate::pointer::escape;
 use serde_json::{Map, Value};
@@ -853,6 +855,8 @@ struct Builder<'s> {
     nodes: usize,
     /// Set when a limit was passed: nothing more of the stream is built.
     halted: bool,
+    /// Where a collection written as a mapping's key begins (see `note_complex_key`).
+    complex_key_at: Option<Position>,
     positions: Positions,
     duplicates: Vec<DuplicateKey>,
     ambiguous: Vec<AmbiguousScalar>,
@@ -881,6 +885,7 @@ impl<'s> Builder<'s> {
             anchors: HashMap::new(),
             nodes: 0,
             halted: false,
+            complex_key_at: None,
             positions: Positions::default(),
             duplicates: Vec::new(),
             ambiguous: Vec::new(),
@@ -961,8 +966,12 @@ impl<'s> Builder<'s> {
             Slot::Key => {
                 let text = match value {
                     Value::Array(_) | Value::Object(_) => {
-                        self.fail("a mapping key must be a scalar", mark);
-                        String::new()
+                        // kubectl cannot make a JSON member name of it and refuses the
+                        // document; as there, the stream stops here.
+                        let at = self.complex_key_at.take().unwrap_or(mark);
+                        self.fail("a mapping key must be a scalar, not a mapping or a list", at);
+                        self.halted = true;
+                        return;
                     }
                     scalar => match kubectl::json_key(scalar) {
                         Ok(text) => text,
@@ -1062,6 +1071,14 @@ impl<'s> Builder<'s> {
         };
         let pointer = if entry == ROOT { String::new() } else { self.positions.pointer_of(entry) };
         self.ambiguous.push(AmbiguousScalar { pointer, text, kubectl, key, at });
+    }
+
+    /// A collection that begins where a mapping's key goes: where the outermost such key
+    /// begins, for the error it is when it ends.
+    fn note_complex_key(&mut self, at: Position) {
+        if matches!(self.stack.last(), Some(Frame::Map { key: None, .. })) {
+            self.complex_key_at.get_or_insert(at);
+        }
     }
 
     fn fail(&mut self, reason: &str, at: Position) {
@@ -1200,6 +1217,7 @@ impl Builder<'_> {
                 if !self.spend(1, mark) {
                     return;
                 }
+                self.note_complex_key(mark);
                 self.begin_node(mark);
                 self.stack.push(Frame::Seq { items: Vec::new(), anchor, size: 1, id: self.node });
             }
@@ -1207,6 +1225,7 @@ impl Builder<'_> {
                 if !self.spend(1, mark) {
                     return;
                 }
+                self.note_complex_key(mark);
                 self.begin_node(mark);
                 self.stack.push(Frame::Map {
                     members: Map::new(),
@@ -1625,19 +1644,21 @@ mod tests {
         assert_eq!(keys, want);
         assert_eq!(docs[0].duplicates.len(), 2);
         // Keys kubectl cannot make a JSON member of stop the stream where they are.
-        for (text, reason) in [
-            ("~: x", "of type <nil>"),
-            ("null: x", "of type <nil>"),
-            (": x", "of type <nil>"),
-            ("18446744073709551615: x", "of type uint64"),
+        for (text, reason, column) in [
+            ("~: x", "of type <nil>", 1),
+            ("null: x", "of type <nil>", 1),
+            (": x", "of type <nil>", 1),
+            ("18446744073709551615: x", "of type uint64", 1),
+            // A mapping or a list as a key, found where it begins: kubectl refuses the document
+            // too (a Helm template's `{{ .Release.Name }}` reads as a flow mapping whose key is
+            // a mapping).
+            ("{{ .Release.Name }}: x", "must be a scalar", 1),
+            ("? [a, b]\n: x", "must be a scalar", 3),
         ] {
             let (docs, error) = parse_stream(&format!("a: 1\n---\nk: 1\n{text}\n---\nb: 2\n"));
             let error = error.unwrap_or_else(|| panic!("{text} is refused"));
             assert!(error.reason.contains(reason), "{text}: {}", error.reason);
-            assert_eq!(
-                (error.at, error.documents_before, docs.len()),
-                (Position { line: 4, column: 1 }, 1, 1)
-            );
+            assert_eq!((error.at, error.documents_before, docs.len()), (Position { line: 4, column }, 1, 1));
         }
     }
 

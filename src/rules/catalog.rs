@@ -673,7 +673,10 @@ through.
 
 ## How to fix
 
-Fix the syntax, or add the identifying members. In `covenant check`, a file that belongs to
+Fix the syntax, or add the identifying members. Template source (a Helm chart's templates,
+where `{{ … }}` actions stand for values) is not a manifest: the finding is at its first
+action and names the chart; check what it renders (`helm template CHART | covenant check
+-`), or leave the chart out. In `covenant check`, a file that belongs to
 another tool (a CI workflow, a Helm values file) is left out with `--exclude GLOB`, or every
 document that names none of `apiVersion`, `kind`, `schema` and `version` is skipped with
 `--skip-unidentified` (counted in the summary, listed in JSON output; a document naming

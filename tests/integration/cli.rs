@@ -988,6 +988,80 @@ fn documents_of_other_tools_are_skipped_by_a_switch_and_counted() {
     );
 }
 
+/// A Helm chart's templates are template source, not manifests: each template file is one
+/// CVN-109 finding at its first action that begins a node, naming the chart to render or leave
+/// out, and nothing else is judged of it (no half-read Deployment refused for its fields).
+/// Actions YAML reads as text (quoted, in a block scalar) are text, and such a file is judged
+/// as it is; leaving the chart out leaves what else was checked.
+#[test]
+fn template_source_is_one_finding_that_says_how_to_check_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("charts/shop");
+    std::fs::create_dir_all(chart.join("templates/jobs")).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write("charts/shop/Chart.yaml", "apiVersion: v2\nname: shop\nversion: 0.1.0\n");
+    write("charts/shop/values.yaml", "replicaCount: 1\nimage:\n  repository: shop\n");
+    // Only scalar-looking actions: YAML reads a flow mapping whose key is a mapping, which
+    // kubectl refuses; before, the rest was judged and drew a wall of findings.
+    write(
+        "charts/shop/templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"shop.fullname\" . }}\n\
+         spec:\n  replicas: {{ .Values.replicaCount }}\n",
+    );
+    // A control action on its own line, under a nested folder of templates.
+    write(
+        "charts/shop/templates/jobs/migrate.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  labels:\n    \
+         {{- include \"shop.labels\" . | nindent 4 }}\nspec:\n  template:\n    spec:\n      \
+         restartPolicy: Never\n",
+    );
+    // Actions as text: quoted, and an alerting template in a block scalar.
+    write(
+        "charts/shop/templates/alerts.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"{{ .Release.Name }}-alerts\"\ndata:\n  \
+         alert.tmpl: |\n    {{ define \"down\" }}{{ .Labels.instance }} is down{{ end }}\n",
+    );
+    write("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\ndata:\n  a: b\n");
+
+    let out = covenant().arg("check").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("]")).collect();
+    let template = |file: &str, at: &str, action: &str| {
+        let line = lines.iter().find(|l| l.contains(file)).unwrap_or_else(|| panic!("{file}: {text}"));
+        assert!(
+            line.contains(&format!("{file}:{at}: error[CVN-109] a template, not a manifest: `{action}`")),
+            "{line}"
+        );
+        let shown = chart.display();
+        assert!(line.contains(&format!("`helm template {shown} | covenant check -`")), "{line}");
+        assert!(line.contains("(`--exclude shop`)"), "{line}");
+    };
+    template("templates/deployment.yaml", "4:9", "{{ include \"shop.fullname\" . }}");
+    template("templates/jobs/migrate.yaml", "6:5", "{{- include \"shop.labels\" . | nindent 4 }}");
+    // Each template file once; the ConfigMap of text actions and ok.yaml draw nothing; the
+    // chart's own files are not Kubernetes-style (CVN-109 each, as any such file).
+    assert_eq!(text.matches("templates/deployment.yaml").count(), 1, "{text}");
+    assert_eq!(text.matches("templates/jobs/migrate.yaml").count(), 1, "{text}");
+    assert!(!text.contains("alerts.yaml") && !text.contains("ok.yaml"), "{text}");
+    assert!(!text.contains("CVN-103") && !text.contains("CVN-104"), "{text}");
+    assert!(text.contains("6 document(s) checked: 4 denied (in 4 documents)"), "{text}");
+
+    // Left out as the finding says: what remains is judged, and passes.
+    let out = covenant().arg("check").arg(dir.path()).args(["--exclude", "shop"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("1 document(s) checked: 0 denied"), "{text}");
+
+    // Read from stdin there is no chart to name.
+    let template = std::fs::read(chart.join("templates/deployment.yaml")).unwrap();
+    let out = covenant().args(["check", "-"]).write_stdin(template).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("-:4:9: error[CVN-109] a template, not a manifest"), "{text}");
+    assert!(text.contains("`helm template CHART | covenant check -`"), "{text}");
+}
+
 /// Seed 002: a reader decodes one shape per format. A registry that declares one format at two
 /// versions is refused naming the format and both; two registries that do are refused when
 /// loaded (`--registry` twice), never the later silently winning; a checked registry that
