@@ -5,6 +5,7 @@
 //! `report::Report`, which `report` renders.
 
 pub mod fix;
+pub mod kustomize;
 
 use crate::cluster::ClusterView;
 use crate::engine::Engine;

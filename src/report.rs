@@ -108,6 +108,21 @@ pub struct Report {
     /// ConfigMap). They pass because no rule concerns them, and the summary says so rather
     /// than counting them as judged.
     pub unjudged: Vec<Unjudged>,
+    /// Files a kustomization among the checked files reads as other than a manifest (a
+    /// patch, a generator's input): not judged as documents, and said.
+    pub kustomize: Vec<ReadByKustomize>,
+}
+
+/// A file a kustomization reads: what for, and which kustomization's folder (as named).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadByKustomize {
+    /// The file, as the walk named it.
+    pub file: String,
+    /// What the kustomization reads it as: `a patch`, `replacements`, `a generator's input`,
+    /// `Helm values`.
+    pub role: &'static str,
+    /// The folder of the kustomization that reads it.
+    pub kustomization: String,
 }
 
 /// A document checked (or an object of a list document): where it is and what it names.
@@ -215,12 +230,36 @@ impl Report {
             n => format!("; {n} judgement(s) not checked for want of cluster state (--context, --cluster)"),
         };
         format!(
-            "{} document(s) checked: {}, {}, {}{skipped}{unchecked}{}",
+            "{} document(s) checked: {}, {}, {}{skipped}{unchecked}{}{}",
             self.documents,
             part(Action::Deny, "denied"),
             part(Action::Warn, "warned"),
             part(Action::Audit, "audited"),
             self.unjudged_summary(),
+            self.kustomize_summary(),
+        )
+    }
+
+    /// `; 2 files kustomize reads, not applied as written (kz/prod/replicas.yaml, a patch):
+    /// check what `kustomize build kz/prod` writes`, the first few named, or nothing.
+    fn kustomize_summary(&self) -> String {
+        const NAMED: usize = 3;
+        let Some(first) = self.kustomize.first() else { return String::new() };
+        let mut named: Vec<String> =
+            self.kustomize.iter().take(NAMED).map(|k| format!("{}, {}", k.file, k.role)).collect();
+        if self.kustomize.len() > NAMED {
+            named.push("…".into());
+        }
+        let builds: std::collections::BTreeSet<&str> =
+            self.kustomize.iter().map(|k| k.kustomization.as_str()).collect();
+        let build = match builds.len() {
+            1 => format!("`kustomize build {}`", first.kustomization),
+            n => format!("`kustomize build` of each of the {n} kustomizations"),
+        };
+        format!(
+            "; {} file(s) kustomize reads, not applied as written ({}): check what {build} writes",
+            self.kustomize.len(),
+            named.join("; "),
         )
     }
 

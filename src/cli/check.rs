@@ -295,14 +295,26 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let named = queued.len();
+    // An overlay's patches, a generator's files: read by a kustomization among the checked
+    // files, applied by none as written. Said, not judged as manifests.
+    let read_by_kustomize = crate::check::kustomize::take_read_by_kustomize(&mut queued);
+    let named = queued.len() + read_by_kustomize.len();
     let mut report =
         crate::check::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
+    report.kustomize = read_by_kustomize;
     // Inputs were named and none held a document: a gate that checked nothing does not pass
     // (as a directory without documents does not). The build inputs are still checked and
     // the report printed, so what they hold is said in the same run.
-    let nothing = (named > 0 && report.documents == 0 && report.skipped.is_empty())
-        .then(|| report.empty_notes().collect::<Vec<_>>().join("; "));
+    // Files kustomize reads are not manifests: a run of only those checked nothing either.
+    let nothing = (named > 0 && report.documents == 0 && report.skipped.is_empty()).then(|| {
+        let kustomized = report.kustomize.iter().map(|k| {
+            format!(
+                "{}: {} of the kustomization in {}, not a manifest; check what `kustomize build {}` writes",
+                k.file, k.role, k.kustomization, k.kustomization
+            )
+        });
+        report.empty_notes().chain(kustomized).collect::<Vec<_>>().join("; ")
+    });
     report.notes.extend(walk_notes);
     if let Some(path) = &args.profile {
         let traits: Vec<String> = config

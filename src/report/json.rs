@@ -14,6 +14,8 @@ pub fn render(report: &Report) -> impl Serialize + '_ {
     #[derive(Serialize)]
     struct Contract<'a> {
         findings: Each<'a, Entry>,
+        #[serde(rename = "kustomizeInputs")]
+        kustomize_inputs: Value,
         notes: Vec<std::borrow::Cow<'a, str>>,
         skipped: Value,
         summary: Value,
@@ -21,6 +23,11 @@ pub fn render(report: &Report) -> impl Serialize + '_ {
     }
     Contract {
         findings: Each(&report.entries, finding),
+        kustomize_inputs: report
+            .kustomize
+            .iter()
+            .map(|k| json!({"file": k.file, "role": k.role, "kustomization": k.kustomization}))
+            .collect(),
         notes: report.all_notes().collect(),
         skipped: report
             .skipped
@@ -33,6 +40,7 @@ pub fn render(report: &Report) -> impl Serialize + '_ {
             "warned": report.count(Action::Warn),
             "audited": report.count(Action::Audit),
             "skipped": report.skipped.len(),
+            "kustomizeInputs": report.kustomize.len(),
             "unjudged": report.unjudged.len(),
             "documentsDenied": report.documents_at(Action::Deny),
             "documentsWarned": report.documents_at(Action::Warn),

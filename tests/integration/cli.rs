@@ -1062,6 +1062,79 @@ fn template_source_is_one_finding_that_says_how_to_check_it() {
     assert!(text.contains("`helm template CHART | covenant check -`"), "{text}");
 }
 
+/// What a kustomization reads as other than a manifest — an overlay's patch, a generator's
+/// file — is not judged as a document (a strategic-merge patch names only what it changes, a
+/// JSON 6902 patch is a list of operations) and is said, naming the kustomization to build.
+/// Covenant's own deploy base holds both: a JSON 6902 patch in a component and the config a
+/// generator reads. A patch named alone is known by the kustomization beside it, and a run
+/// of nothing else checked nothing.
+#[test]
+fn what_kustomize_reads_is_said_and_not_judged_as_a_manifest() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = covenant()
+        .current_dir(root)
+        .args(["check", "deploy", "--exclude", "grafana", "--exclude", "prometheus", "--output", "json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    let read: Vec<(&str, &str, &str)> = json["kustomizeInputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (k["file"].as_str().unwrap(), k["role"].as_str().unwrap(), k["kustomization"].as_str().unwrap())
+        })
+        .collect();
+    assert!(read.contains(&("deploy/config/covenant.yaml", "a generator's input", "deploy")), "{read:?}");
+    let patch = (
+        "deploy/components/openchoreo-pins/components-crd.yaml",
+        "a patch",
+        "deploy/components/openchoreo-pins",
+    );
+    assert!(read.contains(&patch), "{read:?}");
+    assert_eq!(json["summary"]["kustomizeInputs"], read.len());
+    assert!(json["findings"].as_array().unwrap().is_empty(), "{json:#}");
+
+    // An overlay: its base is judged, its patch is said.
+    let dir = tempfile::tempdir().unwrap();
+    let (base, prod) = (dir.path().join("base"), dir.path().join("overlays/prod"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&prod).unwrap();
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
+    std::fs::write(base.join("kustomization.yaml"), format!("{kustomization}resources:\n  - web.yaml\n"))
+        .unwrap();
+    std::fs::write(
+        base.join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  \
+         template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - {name: web, image: \"web:1.0\"}\n",
+    )
+    .unwrap();
+    let overlay =
+        format!("{kustomization}resources:\n  - ../../base\npatchesStrategicMerge:\n  - replicas.yaml\n");
+    std::fs::write(prod.join("kustomization.yaml"), overlay).unwrap();
+    std::fs::write(
+        prod.join("replicas.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n",
+    )
+    .unwrap();
+    let out = covenant().current_dir(dir.path()).args(["check", "."]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("3 document(s) checked: 0 denied"), "{text}");
+    assert!(
+        text.contains("1 file(s) kustomize reads, not applied as written (./overlays/prod/replicas.yaml, a patch): check what `kustomize build ./overlays/prod` writes"),
+        "{text}"
+    );
+    let out = covenant().current_dir(&prod).args(["check", "replicas.yaml"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nothing to check: replicas.yaml: a patch of the kustomization in ., not a manifest; check what `kustomize build .` writes"),
+        "{stderr}"
+    );
+}
+
 /// Seed 002: a reader decodes one shape per format. A registry that declares one format at two
 /// versions is refused naming the format and both; two registries that do are refused when
 /// loaded (`--registry` twice), never the later silently winning; a checked registry that
