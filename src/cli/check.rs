@@ -442,7 +442,21 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base
     let verify = git(&["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
         .context("--base: cannot run git")?;
     if !verify.status.success() {
-        bail!("--base {base}: not a directory, and not a git ref of the repository here");
+        // CI checks out one commit by default: the base branch is not there to read.
+        let shallow = git(&["rev-parse", "--is-shallow-repository"])
+            .is_ok_and(|out| out.status.success() && out.stdout.starts_with(b"true"));
+        let inside = git(&["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.status.success());
+        let why = if !inside {
+            " (no git repository here: run covenant in the checkout)".to_string()
+        } else if shallow {
+            " (this clone is shallow, so it holds little history: fetch the base first, \
+             `git fetch origin <branch>`, or check out with full history, as actions/checkout's \
+             `fetch-depth: 0` does; docs/ci.md)"
+                .to_string()
+        } else {
+            " (`git branch -a` lists the refs here; a remote branch needs `git fetch` first)".to_string()
+        };
+        bail!("--base {base}: not a directory, and not a git ref of the repository here{why}");
     }
     // What git printed, or an error naming what it could not do, in its own words.
     let printed = |args: &[&str], what: &str| -> anyhow::Result<Vec<u8>> {

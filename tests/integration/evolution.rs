@@ -570,7 +570,28 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
         .get_output()
         .stderr
         .clone();
-    assert!(String::from_utf8(out).unwrap().contains("not a directory, and not a git ref"));
+    let said = String::from_utf8(out).unwrap();
+    assert!(said.contains("not a directory, and not a git ref") && said.contains("git branch -a"), "{said}");
+    // In a shallow clone (CI's default checkout) the base was never fetched: said so, with
+    // how to fetch it.
+    let shallow = dir.path().join("shallow");
+    let out = Process::new("git")
+        .args(["clone", "-q", "--depth", "1"])
+        .arg(format!("file://{}", repo.display()))
+        .arg(&shallow)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = covenant()
+        .current_dir(&shallow)
+        .args(["check", "crds", "--base", "origin/main-before"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let said = String::from_utf8(out).unwrap();
+    assert!(said.contains("this clone is shallow") && said.contains("fetch-depth: 0"), "{said}");
 }
 
 /// A document the ref holds under the checked paths and the working tree no longer does was
