@@ -419,11 +419,16 @@ pub fn check_with_base(
 }
 
 /// Whether a document names what it is, Kubernetes-style (`apiVersion`, `kind`) or as a
-/// launcher document (`schema`, `version`): one that names none of them (a CI workflow, a
-/// Helm values file) is another tool's.
+/// versioned document (`schema`, with its `version`): one that names none of them (a CI
+/// workflow, a Helm values file) is another tool's. A `version` alone does not make a
+/// document one of covenant's (a package.json, a Compose file, a linter's config carry one),
+/// unless a key beside it is a misspelt `schema` (`shema`), which is judged and named.
 pub fn identifies_itself(doc: &serde_json::Value) -> bool {
-    doc.as_object()
-        .is_some_and(|m| ["apiVersion", "kind", "schema", "version"].iter().any(|k| m.contains_key(*k)))
+    doc.as_object().is_some_and(|m| {
+        ["apiVersion", "kind", "schema"].iter().any(|k| m.contains_key(*k))
+            || (m.contains_key("version")
+                && m.keys().any(|k| strsim::jaro_winkler(&k.to_ascii_lowercase(), "schema") >= 0.9))
+    })
 }
 
 /// One input of `check`: text already read (stdin, a test), or a file, read when its turn
@@ -779,4 +784,33 @@ pub fn check_each(
         }
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identifies_itself;
+    use serde_json::json;
+
+    /// Other tools' files that carry a `version` are theirs; a misspelt `schema` beside a
+    /// `version` is a versioned document written wrong, and judged.
+    #[test]
+    fn a_version_alone_does_not_identify_a_document() {
+        for theirs in [
+            json!({"name": "shop", "version": "1.0.0", "scripts": {}, "dependencies": {}}),
+            json!({"version": "3.8", "services": {}, "volumes": {}, "networks": {}}),
+            json!({"version": "2", "linters": {}, "settings": {}}),
+            json!({"on": {"push": {}}, "jobs": {}}),
+        ] {
+            assert!(!identifies_itself(&theirs), "{theirs}");
+        }
+        for ours in [
+            json!({"apiVersion": "v1"}),
+            json!({"kind": "ConfigMap"}),
+            json!({"schema": "shop.app"}),
+            json!({"shema": "shop.app", "version": "1"}),
+            json!({"Schema": "shop.app", "version": "1"}),
+        ] {
+            assert!(identifies_itself(&ours), "{ours}");
+        }
+    }
 }

@@ -38,10 +38,10 @@ pub struct CheckArgs {
     /// matches this glob (`charts/**`, `*.tmpl.yaml`); repeatable.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
-    /// Skip documents that name none of apiVersion, kind, schema and version (a CI
-    /// workflow, a Helm values file) instead of reporting each as CVN-109; they are counted
-    /// in the summary and listed in JSON output. A document naming only some of them is
-    /// still judged.
+    /// Skip documents that name none of apiVersion, kind and schema (a CI workflow, a Helm
+    /// values file, a package.json: a version alone does not count) instead of reporting
+    /// each as CVN-109; they are counted in the summary and listed in JSON output. A
+    /// document naming only some of them is still judged.
     #[arg(long)]
     pub skip_unidentified: bool,
     /// Config file; default: the embedded default.

@@ -678,9 +678,10 @@ where `{{ … }}` actions stand for values) is not a manifest: the finding is at
 action and names the chart; check what it renders (`helm template CHART | covenant check
 -`), or leave the chart out. In `covenant check`, a file that belongs to
 another tool (a CI workflow, a Helm values file) is left out with `--exclude GLOB`, or every
-document that names none of `apiVersion`, `kind`, `schema` and `version` is skipped with
-`--skip-unidentified` (counted in the summary, listed in JSON output; a document naming
-only some of them is still judged).
+document that names none of `apiVersion`, `kind` and `schema` is skipped with
+`--skip-unidentified` (counted in the summary, listed in JSON output; a `version` alone, as
+a package.json carries, does not count; a document naming only some of them is still
+judged).
 ";
 
 const DOC_218: &str = "\
