@@ -25,8 +25,8 @@ mod kubectl;
 mod template;
 
 pub use files::{
-    discover, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded, read_text,
-    relative_to, text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
+    discover, excluded_below, is_document_file, is_stream, is_utf16, oversized, read_all, read_bounded,
+    read_text, relative_to, text_of, walk, write_text, Walked, MAX_INPUT_BYTES, NO_DOCUMENT_FILES,
 };
 pub use kubectl::{go_yaml_refused_tab, kubectl_split, KubectlSplit, RefusedTab};
 pub use template::{first_action as first_template_action, Action as TemplateAction};

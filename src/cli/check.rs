@@ -288,16 +288,24 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         eprintln!("covenant: --fix wrote stamps and labels into {fixed} file(s)");
     }
-    let base = match &args.base {
-        Some(base) => {
-            let paths: Vec<PathBuf> = args.paths.iter().chain(&declaration_files).cloned().collect();
-            Some(read_base(base, &paths)?)
-        }
-        None => None,
-    };
     // An overlay's patches, a generator's files: read by a kustomization among the checked
     // files, applied by none as written. Said, not judged as manifests.
     let read_by_kustomize = crate::check::kustomize::take_read_by_kustomize(&mut queued);
+    let base = match &args.base {
+        Some(base) => {
+            let paths: Vec<PathBuf> = args.paths.iter().chain(&declaration_files).cloned().collect();
+            // The base is read as the checked files are: what `--exclude` leaves out, and what
+            // kustomize reads as other than a manifest, is no previous version of anything.
+            let kustomized: std::collections::HashSet<PathBuf> =
+                read_by_kustomize.iter().filter_map(|k| std::fs::canonicalize(&k.file).ok()).collect();
+            let leave_out = |root: &Path, file: &Path| {
+                crate::source::excluded_below(root, file, &exclude)
+                    || std::fs::canonicalize(file).is_ok_and(|c| kustomized.contains(&c))
+            };
+            Some(read_base(base, &paths, &leave_out)?)
+        }
+        None => None,
+    };
     let named = queued.len() + read_by_kustomize.len();
     let mut report =
         crate::check::check_each(&engine, cluster.as_ref(), queued, base.as_ref(), args.skip_unidentified);
@@ -426,7 +434,13 @@ fn tree_context(
 /// The previous versions for `check --base`: a directory's documents, or every document file
 /// the git ref holds under the checked paths. Either way the base is complete: a document it
 /// holds that the checked set does not was deleted, and is judged as a DELETE.
-fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base> {
+/// `leave_out(root, file)` says which files below a checked path (or, for a directory base,
+/// below the base) are not read.
+fn read_base(
+    base: &str,
+    paths: &[PathBuf],
+    leave_out: &dyn Fn(&Path, &Path) -> bool,
+) -> anyhow::Result<crate::check::Base> {
     let path = Path::new(base);
     if path.exists() {
         // An empty directory is an error, not a base that holds nothing: against it every
@@ -434,6 +448,7 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base
         let docs: Vec<crate::check::Source> = super::read_all(path)
             .context("--base")?
             .into_iter()
+            .filter(|(file, _)| !leave_out(path, file))
             .map(|(file, text)| crate::check::Source { name: file.display().to_string(), text })
             .collect();
         return Ok(base_of(&docs)?.complete());
@@ -481,7 +496,10 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base
         // nowhere in particular: its objects are paired with the ref's documents wherever
         // they are in the tree. Nothing is judged deleted: the stream need not be all of it.
         let names = stdout(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], "list its tree")?;
-        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
+        let read = |n: &&str| {
+            crate::source::is_document_file(Path::new(n)) && !leave_out(Path::new(""), Path::new(n))
+        };
+        for name in names.split('\0').filter(read) {
             let text = show(format!("{base}:{name}"), name)?;
             docs.push(crate::check::Source { name: format!("{base}:{name}"), text });
         }
@@ -492,7 +510,8 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base
         // Paths relative to here, as the checked paths are; `-z` keeps odd names whole.
         let names =
             stdout(&["ls-tree", "-r", "-z", "--name-only", base, "--", &shown], &format!("list {shown}"))?;
-        for name in names.split('\0').filter(|n| crate::source::is_document_file(Path::new(n))) {
+        let read = |n: &&str| crate::source::is_document_file(Path::new(n)) && !leave_out(path, Path::new(n));
+        for name in names.split('\0').filter(read) {
             let text = show(format!("{base}:./{name}"), name)?;
             docs.push(crate::check::Source { name: format!("{base}:{name}"), text });
         }
@@ -500,10 +519,15 @@ fn read_base(base: &str, paths: &[PathBuf]) -> anyhow::Result<crate::check::Base
     Ok(base_of(&docs)?.complete())
 }
 
-/// The base read from its documents; one that is not YAML stops the check, named.
+/// The base read from its documents; one that is not YAML stops the check, named (read in
+/// part, its later documents would be judged as new without a word).
 fn base_of(docs: &[crate::check::Source]) -> anyhow::Result<crate::check::Base> {
-    let base = crate::check::Base::from_sources(docs)
-        .map_err(|e| anyhow::anyhow!("--base: cannot read the previous version of {e}"))?;
+    let base = crate::check::Base::from_sources(docs).map_err(|e| {
+        anyhow::anyhow!(
+            "--base: cannot read the previous version of {e} (a file that is not a manifest, such as \
+             a chart's template, is left out of the base by the same --exclude as of the checked files)"
+        )
+    })?;
     super::warn_ambiguous(base.ambiguous.iter().map(|(name, a)| (name.as_str(), a)), "covenant check --base");
     Ok(base)
 }

@@ -214,6 +214,21 @@ impl Walked {
     }
 }
 
+/// Whether `exclude` leaves out `p`, an entry met walking `root`: by its path relative to
+/// `root`, or by its name.
+fn excluded_here(root: &Path, p: &Path, exclude: &globset::GlobSet) -> bool {
+    let relative = p.strip_prefix(root).unwrap_or(p);
+    exclude.is_match(relative) || p.file_name().is_some_and(|n| exclude.is_match(n))
+}
+
+/// Whether a walk of `root` would leave out `file` (a path below it): it, or a directory on
+/// the way to it, is excluded. For files listed otherwise than by a walk (a git ref's).
+pub fn excluded_below(root: &Path, file: &Path, exclude: &globset::GlobSet) -> bool {
+    file.ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && *a != root)
+        .any(|a| excluded_here(root, a, exclude))
+}
+
 /// Walk `path` for document files: `.git` directories are skipped, paths (relative to
 /// `path`) or file names matching `exclude` are left out, and a directory reached again
 /// through a symlink (a loop, or a second way in) is walked once and reported once.
@@ -225,10 +240,7 @@ pub fn walk(path: &Path, exclude: &globset::GlobSet) -> std::io::Result<Walked> 
         walked.files.push(path.to_path_buf());
         return Ok(walked);
     }
-    let excluded = |p: &Path| {
-        let relative = p.strip_prefix(path).unwrap_or(p);
-        exclude.is_match(relative) || p.file_name().is_some_and(|n| exclude.is_match(n))
-    };
+    let excluded = |p: &Path| excluded_here(path, p, exclude);
     let mut visited = std::collections::HashSet::new();
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {

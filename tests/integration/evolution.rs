@@ -594,6 +594,63 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
     assert!(said.contains("this clone is shallow") && said.contains("fetch-depth: 0"), "{said}");
 }
 
+/// The base is read as the checked files are: what `--exclude` leaves out of the walk, and
+/// what a kustomization reads as a patch, is no previous version (a chart's template at the
+/// ref stopped the whole check; a patch read as the previous version of the CRD it patches
+/// hid the enum the CRD narrowed). Not left out, the template stops it, saying how.
+#[test]
+fn a_base_git_ref_is_read_as_the_checked_files_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    init_repo(repo);
+    let write = |name: &str, text: &str| {
+        let file = repo.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write("charts/shop/Chart.yaml", "apiVersion: v2\nname: shop\nversion: 0.1.0\n");
+    write(
+        "charts/shop/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+    );
+    std::fs::create_dir_all(repo.join("crds")).unwrap();
+    std::fs::copy(rules_fixture("CVN-204", "base.yaml"), repo.join("crds/widgets.yaml")).unwrap();
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
+    write(
+        "overlay/kustomization.yaml",
+        &format!("{kustomization}resources: [../crds]\npatches:\n  - path: widgets.yaml\n"),
+    );
+    // A patch of the widgets CRD, identified as it is: read as its previous version, it would
+    // stand for the whole CRD and every field it leaves out would read as removed.
+    write(
+        "overlay/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  \
+         labels: {team: shop}\n",
+    );
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    std::fs::copy(rules_fixture("CVN-204", "input.yaml"), repo.join("crds/widgets.yaml")).unwrap();
+    let enforce = common::fixtures().join("cli/enforce.yaml");
+    let text = stdout(
+        covenant()
+            .current_dir(repo)
+            .args(["check", ".", "--exclude", "shop", "--base", "HEAD", "--config"])
+            .arg(&enforce),
+        1,
+    );
+    // The CRD is judged against its own previous version (the enum it narrowed), not the patch.
+    assert!(text.contains("./crds/widgets.yaml") && text.contains("error[CVN-204]"), "{text}");
+    assert!(text.contains("enum value \"large\" was removed"), "{text}");
+    assert!(!text.contains("shop") && !text.contains("overlay/widgets.yaml:"), "{text}");
+    assert!(text.contains("(./overlay/widgets.yaml, a patch)"), "{text}");
+    let out = covenant().current_dir(repo).args(["check", ".", "--base", "HEAD"]).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("HEAD:charts/shop/templates/cm.yaml: line 4") && err.contains("same --exclude"),
+        "{err}"
+    );
+}
+
 /// A document the ref holds under the checked paths and the working tree no longer does was
 /// deleted: deleting a construct version that consumers still pin is reported, as it is with
 /// a base directory.
