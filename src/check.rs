@@ -321,7 +321,9 @@ pub fn unreadable_file(report: &mut Report, engine: &Engine, name: &str, reason:
 /// deleting a construct version consumers still pin is reported).
 #[derive(Clone, Debug, Default)]
 pub struct Base {
-    docs: std::collections::HashMap<String, (String, serde_json::Value)>,
+    /// By identity, every base document that has it, with the name of its source: one
+    /// identity can live in several files (a construct per environment's folder).
+    docs: std::collections::HashMap<String, Vec<(String, serde_json::Value)>>,
     complete: bool,
     /// Plain scalars of the base's documents that kubectl reads as another value than covenant
     /// (CVN-110), with the name of the source each is in: the base is compared as covenant
@@ -371,7 +373,7 @@ impl Base {
                 };
                 for object in objects {
                     if let Some(id) = identity(&object) {
-                        docs.insert(id, (source.name.clone(), object));
+                        docs.entry(id).or_insert_with(Vec::new).push((source.name.clone(), object));
                     }
                 }
             }
@@ -388,7 +390,7 @@ impl Base {
 
     /// How many documents the base holds.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.docs.values().map(Vec::len).sum()
     }
 
     /// Whether the base holds nothing.
@@ -396,9 +398,29 @@ impl Base {
         self.docs.is_empty()
     }
 
-    /// The previous version of a document.
-    pub fn previous(&self, doc: &serde_json::Value) -> Option<&serde_json::Value> {
-        self.docs.get(&identity(doc)?).map(|(_, v)| v)
+    /// The previous version of a document read from `file`: the base document of its
+    /// identity; of several, the one whose file's path ends the most like `file`'s
+    /// (`clusters/prod/x.yaml` at the ref for `./clusters/prod/x.yaml`, not
+    /// `clusters/staging/x.yaml`). Several as alike as each other are `Err`, their names.
+    pub fn previous(
+        &self,
+        doc: &serde_json::Value,
+        file: &str,
+    ) -> Result<Option<&serde_json::Value>, Vec<&str>> {
+        let Some(all) = identity(doc).and_then(|id| self.docs.get(&id)) else { return Ok(None) };
+        if let [(_, only)] = all.as_slice() {
+            return Ok(Some(only));
+        }
+        let alike = |name: &str| {
+            let (a, b) = (std::path::Path::new(name), std::path::Path::new(file));
+            a.components().rev().zip(b.components().rev()).take_while(|(x, y)| x == y).count()
+        };
+        let best = all.iter().map(|(name, _)| alike(name)).max().unwrap_or(0);
+        let mut nearest = all.iter().filter(|(name, _)| alike(name) == best);
+        match (nearest.next(), nearest.next()) {
+            (Some((_, value)), None) => Ok(Some(value)),
+            _ => Err(all.iter().filter(|(n, _)| alike(n) == best).map(|(n, _)| n.as_str()).collect()),
+        }
     }
 }
 
@@ -635,7 +657,22 @@ impl Judging<'_> {
             name: place.name.clone(),
         });
         self.noted(&place, &noted, prefix, applied_by_kubectl(&value), &value);
-        let previous = self.base.and_then(|b| b.previous(&value));
+        let previous = match self.base.map(|b| b.previous(&value, self.file)) {
+            Some(Ok(previous)) => previous,
+            Some(Err(names)) => {
+                let note = format!(
+                    "{}: {} was judged as new: {} previous versions share its identity and none is \
+                     in the same place ({}), so evolution rules did not run on it",
+                    self.file,
+                    place.kind.as_deref().unwrap_or("a document"),
+                    names.len(),
+                    names.join(", ")
+                );
+                self.report.notes.push(note);
+                None
+            }
+            None => None,
+        };
         let mut subject = Subject::from_document(value);
         // The face reads the clock, so exemptions can expire; the engine never does.
         subject.received_at = Some(std::time::SystemTime::now());
@@ -768,10 +805,10 @@ pub fn check_each(
         }
     }
     if let Some(base) = base.filter(|b| b.complete) {
-        let mut deleted: Vec<(&String, &(String, serde_json::Value))> =
+        let mut deleted: Vec<(&String, &Vec<(String, serde_json::Value)>)> =
             base.docs.iter().filter(|(id, _)| !seen.contains(*id)).collect();
         deleted.sort_by(|a, b| a.0.cmp(b.0));
-        for (_, (file, old)) in deleted {
+        for (file, old) in deleted.into_iter().flat_map(|(_, all)| all) {
             let mut subject = Subject::from_document(old.clone());
             subject.operation = crate::subject::Operation::Delete;
             subject.old_object = subject.object.take();

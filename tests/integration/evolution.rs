@@ -651,6 +651,60 @@ fn a_base_git_ref_is_read_as_the_checked_files_are() {
     );
 }
 
+/// One identity in several places (a CRD per environment's folder, each at its own version):
+/// a document is paired with the previous version in its own place, never another
+/// environment's; where its place cannot tell them apart (stdin), it is judged as new and a
+/// note says why.
+#[test]
+fn a_document_is_paired_with_the_previous_version_in_its_own_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    init_repo(repo);
+    for (env, version) in [("prod", "input.yaml"), ("staging", "base.yaml")] {
+        std::fs::create_dir_all(repo.join("clusters").join(env)).unwrap();
+        std::fs::copy(
+            rules_fixture("CVN-204", version),
+            repo.join("clusters").join(env).join("widgets.yaml"),
+        )
+        .unwrap();
+    }
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    let enforce = common::fixtures().join("cli/enforce.yaml");
+    // Unchanged, each against its own: nothing (paired with staging's wider enum, prod's
+    // would read as narrowed).
+    let text = stdout(
+        covenant().current_dir(repo).args(["check", ".", "--base", "HEAD", "--config"]).arg(&enforce),
+        0,
+    );
+    assert!(!text.contains("CVN-204") && !text.contains("note:"), "{text}");
+    // Staging narrows its enum as prod did: refused in staging's file alone.
+    std::fs::copy(rules_fixture("CVN-204", "input.yaml"), repo.join("clusters/staging/widgets.yaml"))
+        .unwrap();
+    let text = stdout(
+        covenant().current_dir(repo).args(["check", ".", "--base", "HEAD", "--config"]).arg(&enforce),
+        1,
+    );
+    assert_eq!(text.matches("error[CVN-204]").count(), 1, "{text}");
+    assert!(text.contains("./clusters/staging/widgets.yaml:"), "{text}");
+    // From stdin, nothing says which it was.
+    let input = std::fs::read_to_string(repo.join("clusters/staging/widgets.yaml")).unwrap();
+    let text = stdout(
+        covenant()
+            .current_dir(repo)
+            .args(["check", "-", "--base", "HEAD", "--config"])
+            .arg(&enforce)
+            .write_stdin(input),
+        0,
+    );
+    assert!(
+        text.contains(
+            "note: -: CustomResourceDefinition was judged as new: 2 previous versions share its identity"
+        ),
+        "{text}"
+    );
+}
+
 /// A document the ref holds under the checked paths and the working tree no longer does was
 /// deleted: deleting a construct version that consumers still pin is reported, as it is with
 /// a base directory.
