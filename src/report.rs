@@ -119,7 +119,8 @@ pub struct ReadByKustomize {
     /// The file, as the walk named it.
     pub file: String,
     /// What the kustomization reads it as: `a patch`, `replacements`, `a generator's input`,
-    /// `Helm values`.
+    /// `Helm values`, `kustomize's configuration`, `a plugin's configuration`, or `a
+    /// kustomization` itself.
     pub role: &'static str,
     /// The folder of the kustomization that reads it.
     pub kustomization: String,

@@ -38,11 +38,21 @@ fn read_by_kustomize(inputs: &[Input]) -> HashMap<PathBuf, (&'static str, String
         if crate::source::oversized(path).is_some() {
             continue;
         }
-        // A kustomization that cannot be read is judged (and refused) as any document.
+        // A kustomization that cannot be read (or is not YAML) is judged, and refused, as any
+        // document.
         let Ok(text) = crate::source::read_text(path) else { continue };
         let dir = path.parent().unwrap_or(Path::new(""));
         let folder = if dir.as_os_str().is_empty() { ".".to_string() } else { dir.display().to_string() };
-        for doc in crate::source::parse_stream(&text).0 {
+        let (docs, error) = crate::source::parse_stream(&text);
+        if error.is_some() {
+            continue;
+        }
+        // The kustomization itself is kustomize's (it may name no apiVersion or kind at all,
+        // as kubebuilder's do).
+        if let Ok(canonical) = std::fs::canonicalize(path) {
+            read.entry(canonical).or_insert(("a kustomization", folder.clone()));
+        }
+        for doc in docs {
             for (role, file) in files_read(&doc.value) {
                 if let Ok(canonical) = std::fs::canonicalize(dir.join(file)) {
                     read.entry(canonical).or_insert((role, folder.clone()));
@@ -95,6 +105,16 @@ fn files_read(k: &Value) -> Vec<(&'static str, &str)> {
             out.extend(files.map(|f| ("a generator's input", f.split_once('=').map_or(f, |(_, p)| p))));
         }
     }
+    // kustomize's own configuration: transformer configurations (kubebuilder's
+    // `kustomizeconfig.yaml`), a schema for its merges, and plugin configurations.
+    out.extend(
+        list("configurations").iter().filter_map(Value::as_str).map(|f| ("kustomize's configuration", f)),
+    );
+    out.extend(k.get("openapi").and_then(path).map(|f| ("kustomize's configuration", f)));
+    for key in ["transformers", "generators", "validators"] {
+        let files = list(key).iter().filter_map(Value::as_str).filter(|f| !f.contains('\n'));
+        out.extend(files.map(|f| ("a plugin's configuration", f)));
+    }
     for chart in list("helmCharts") {
         let more = chart.get("additionalValuesFiles").and_then(Value::as_array).into_iter().flatten();
         let values = chart.get("valuesFile").into_iter().chain(more).filter_map(Value::as_str);
@@ -121,6 +141,9 @@ mod tests {
             "configMapGenerator": [{"name": "c", "files": ["app.yaml", "conf=settings.json"], "envs": ["a.env"]}],
             "secretGenerator": [{"name": "s", "env": "s.env"}],
             "helmCharts": [{"name": "x", "valuesFile": "values.yaml", "additionalValuesFiles": ["prod.yaml"]}],
+            "configurations": ["kustomizeconfig.yaml"],
+            "openapi": {"path": "schema.json"},
+            "transformers": ["labels.yaml", "apiVersion: builtin\nkind: LabelTransformer\n"],
         });
         let files: Vec<&str> = files_read(&k).into_iter().map(|(_, f)| f).collect();
         assert_eq!(
@@ -134,6 +157,9 @@ mod tests {
                 "settings.json",
                 "a.env",
                 "s.env",
+                "kustomizeconfig.yaml",
+                "schema.json",
+                "labels.yaml",
                 "values.yaml",
                 "prod.yaml"
             ]

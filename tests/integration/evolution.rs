@@ -642,7 +642,7 @@ fn a_base_git_ref_is_read_as_the_checked_files_are() {
     assert!(text.contains("./crds/widgets.yaml") && text.contains("error[CVN-204]"), "{text}");
     assert!(text.contains("enum value \"large\" was removed"), "{text}");
     assert!(!text.contains("shop") && !text.contains("overlay/widgets.yaml:"), "{text}");
-    assert!(text.contains("(./overlay/widgets.yaml, a patch)"), "{text}");
+    assert!(text.contains("; ./overlay/widgets.yaml, a patch)"), "{text}");
     let out = covenant().current_dir(repo).args(["check", ".", "--base", "HEAD"]).assert().code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
