@@ -453,6 +453,52 @@ pub fn identifies_itself(doc: &serde_json::Value) -> bool {
     })
 }
 
+/// Whether the file holds `needle`, read in 64 KiB chunks (an unreadable file: no).
+pub(crate) fn mentions(file: &std::path::Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(file) else { return false };
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut kept = 0;
+    loop {
+        match f.read(&mut buf[kept..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => {
+                let filled = kept + n;
+                if finder.find(&buf[..filled]).is_some() {
+                    return true;
+                }
+                // Keep the tail that a match across the chunks' seam would start in.
+                kept = (needle.len() - 1).min(filled);
+                buf.copy_within(filled - kept..filled, 0);
+            }
+        }
+    }
+}
+
+/// The `# Source: TEMPLATE` comments of rendered output (`helm template` writes one above each
+/// document), by line: read only from an input that holds one.
+fn rendered_sources(input: &Input) -> Vec<(usize, String)> {
+    use std::io::BufRead;
+    const MARK: &str = "# Source: ";
+    let of = |lines: &mut dyn Iterator<Item = String>| -> Vec<(usize, String)> {
+        lines
+            .enumerate()
+            .filter_map(|(i, line)| Some((i + 1, line.strip_prefix(MARK)?.trim_end().to_string())))
+            .collect()
+    };
+    match input {
+        Input::Read(source) if source.text.contains(MARK) => of(&mut source.text.lines().map(str::to_string)),
+        Input::File(path) if crate::source::oversized(path).is_none() && mentions(path, MARK.as_bytes()) => {
+            match std::fs::File::open(path) {
+                Ok(file) => of(&mut std::io::BufReader::new(file).lines().map_while(Result::ok)),
+                Err(_) => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// One input of `check`: text already read (stdin, a test), or a file, read when its turn
 /// comes and never held whole.
 #[derive(Clone, Debug)]
@@ -481,6 +527,7 @@ struct Place {
     kind: Option<String>,
     name: Option<String>,
     namespace: Option<String>,
+    rendered_from: Option<String>,
 }
 
 impl Place {
@@ -495,6 +542,7 @@ impl Place {
             kind: str_at("/kind").or_else(|| str_at("/schema")),
             name: str_at("/metadata/name").or_else(|| str_at("/name")),
             namespace: str_at("/metadata/namespace"),
+            rendered_from: None,
         }
     }
 
@@ -508,6 +556,7 @@ impl Place {
             kind: self.kind.clone(),
             name: self.name.clone(),
             namespace: self.namespace.clone(),
+            rendered_from: self.rendered_from.clone(),
             finding,
         }
     }
@@ -543,9 +592,16 @@ struct Judging<'r> {
     /// The identities of the objects judged, for finding what a complete base deleted.
     seen: &'r mut std::collections::HashSet<String>,
     file: &'r str,
+    /// The template the document was rendered from, when rendered output says so.
+    rendered_from: Option<String>,
 }
 
 impl Judging<'_> {
+    /// Where an object of this document is.
+    fn place(&self, index: usize, item: Option<usize>, value: &serde_json::Value) -> Place {
+        Place { rendered_from: self.rendered_from.clone(), ..Place::of(self.file, index, item, value) }
+    }
+
     /// A document: judged itself, or, a list, each of its items as an object of its own.
     fn document(&mut self, doc: SourceDocument) {
         let SourceDocument { index, mut value, positions, duplicates, ambiguous } = doc;
@@ -574,14 +630,14 @@ impl Judging<'_> {
                 );
                 if let Some(f) = found {
                     let at = positions.locate(&f.pointer);
-                    self.report.entries.push(Place::of(self.file, index, None, &value).entry(at, f));
+                    self.report.entries.push(self.place(index, None, &value).entry(at, f));
                 }
             }
         }
         // What the reader noted of the list itself (outside its items, or in items that
         // cannot be read) is the document's.
         if !(noted.duplicates.is_empty() && noted.ambiguous.is_empty()) {
-            let list = Place::of(self.file, index, None, &value);
+            let list = self.place(index, None, &value);
             self.noted(&list, &noted, "", applied_by_kubectl(&value), &value);
         }
     }
@@ -644,11 +700,11 @@ impl Judging<'_> {
         positions: &crate::source::Positions,
         noted: Noted,
     ) {
+        let (item, prefix) = item.map_or((None, ""), |(i, at)| (Some(i), at));
+        let place = self.place(index, item, &value);
         let report = &mut *self.report;
         report.documents += 1;
         self.seen.extend(identity(&value));
-        let (item, prefix) = item.map_or((None, ""), |(i, at)| (Some(i), at));
-        let place = Place::of(self.file, index, item, &value);
         report.checked.push(Checked {
             file: self.file.to_string(),
             document: index,
@@ -747,6 +803,7 @@ pub fn check_each(
             continue;
         }
         let held = report.documents + report.skipped.len();
+        let rendered = rendered_sources(&input);
         // Whether kubectl is the file's reader (it holds a Kubernetes object), and where each
         // document starts.
         let (mut for_kubectl, mut for_go_yaml) = (false, false);
@@ -759,8 +816,23 @@ pub fn check_each(
                 report.skipped.push((file.clone(), doc.index));
                 return;
             }
-            let mut judging =
-                Judging { engine, cluster, base, report: &mut report, seen: &mut seen, file: &file };
+            // Rendered output's `# Source:` comment between the document before and this one.
+            let after = starts.iter().rev().nth(1).map_or(0, |(_, line)| *line);
+            let before = doc.positions.start().line;
+            let rendered_from = rendered
+                .iter()
+                .rev()
+                .find(|(line, _)| *line > after && *line < before)
+                .map(|(_, t)| t.clone());
+            let mut judging = Judging {
+                engine,
+                cluster,
+                base,
+                report: &mut report,
+                seen: &mut seen,
+                file: &file,
+                rendered_from,
+            };
             judging.document(doc);
         };
         let (syntax, split) = match &input {

@@ -45,6 +45,9 @@ pub struct Entry {
     pub name: Option<String>,
     /// The document's namespace, if it names one.
     pub namespace: Option<String>,
+    /// For a document of rendered output, the template it was rendered from, as the
+    /// renderer's `# Source:` comment above it names it (`helm template` writes one).
+    pub rendered_from: Option<String>,
     /// The finding.
     pub finding: Finding,
 }
@@ -61,6 +64,7 @@ impl Entry {
             kind: None,
             name: None,
             namespace: None,
+            rendered_from: None,
             finding,
         }
     }

@@ -233,7 +233,9 @@ pub(super) fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 (source.name.clone(), std::borrow::Cow::Borrowed(source.text.as_str()))
             }
             // Streamed for the word first: a file without it is not held whole.
-            Input::File(file) if crate::source::oversized(file).is_none() && mentions(file, b"Registry") => {
+            Input::File(file)
+                if crate::source::oversized(file).is_none() && crate::check::mentions(file, b"Registry") =>
+            {
                 match std::fs::read(file) {
                     Ok(bytes) => {
                         (file.display().to_string(), String::from_utf8_lossy(&bytes).into_owned().into())
@@ -415,7 +417,7 @@ fn tree_context(
             }
             Input::File(file) => {
                 if crate::source::oversized(file).is_some()
-                    || !groups.iter().any(|g| mentions(file, g.as_bytes()))
+                    || !groups.iter().any(|g| crate::check::mentions(file, g.as_bytes()))
                 {
                     continue;
                 }
@@ -543,27 +545,4 @@ fn write_json(answer: &impl serde::Serialize, pretty: bool) -> anyhow::Result<()
     }
     writeln!(out)?;
     out.flush().context("cannot write to stdout")
-}
-
-/// Whether the file holds `needle`, read in 64 KiB chunks (an unreadable file: no).
-fn mentions(file: &std::path::Path, needle: &[u8]) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(file) else { return false };
-    let finder = memchr::memmem::Finder::new(needle);
-    let mut buf = vec![0u8; 64 << 10];
-    let mut kept = 0;
-    loop {
-        match f.read(&mut buf[kept..]) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => {
-                let filled = kept + n;
-                if finder.find(&buf[..filled]).is_some() {
-                    return true;
-                }
-                // Keep the tail that a match across the chunks' seam would start in.
-                kept = (needle.len() - 1).min(filled);
-                buf.copy_within(filled - kept..filled, 0);
-            }
-        }
-    }
 }

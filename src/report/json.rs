@@ -73,5 +73,6 @@ fn finding(e: &Entry) -> Value {
         "bump": f.bump,
         "fingerprint": f.fingerprint(),
         "ratcheted": f.ratcheted,
+        "renderedFrom": e.rendered_from,
     })
 }

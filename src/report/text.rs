@@ -1,5 +1,6 @@
 //! Text output: one block per finding, `file:line:column: severity[RULE] message`, then the
-//! help line, then a summary line.
+//! help line (and, for rendered output, the template the document came from), then a
+//! summary line.
 
 use std::fmt::Write;
 
@@ -25,6 +26,9 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "{}", printable(&f.message));
         if let Some(help) = &f.help {
             let _ = writeln!(out, "  = help: {} (covenant explain {})", printable(help), f.rule.id);
+        }
+        if let Some(template) = &e.rendered_from {
+            let _ = writeln!(out, "  = rendered from: {}", printable(template));
         }
     }
     for note in report.all_notes() {

@@ -1053,6 +1053,32 @@ fn template_source_is_one_finding_that_says_how_to_check_it() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("1 document(s) checked: 0 denied"), "{text}");
 
+    // Rendered, from stdin: each finding says the template its document came from, by the
+    // `# Source:` comment helm template writes above it; a document without one says none.
+    let rendered = "---\n# Source: shop/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: shop\n\
+                    spec:\n  ports:\n    - {port: 80, targetPortt: 8080}\n---\n# Source: shop/templates/deployment.yaml\n\
+                    apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: shop\nspec:\n  replicas: \"2\"\n---\n\
+                    apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndatta: {}\n";
+    let out = covenant().args(["check", "-", "--output", "json"]).write_stdin(rendered).output().unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let from: Vec<(String, Value)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["pointer"].as_str().unwrap().to_string(), f["renderedFrom"].clone()))
+        .collect();
+    assert!(
+        from.contains(&("/spec/ports/0/targetPortt".into(), "shop/templates/service.yaml".into())),
+        "{from:?}"
+    );
+    assert!(from.contains(&("/spec/replicas".into(), "shop/templates/deployment.yaml".into())), "{from:?}");
+    assert!(from.contains(&("/datta".into(), Value::Null)), "{from:?}");
+    let out = covenant().args(["check", "-"]).write_stdin(rendered).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The Deployment's three findings (replicas a string, selector and template missing).
+    assert_eq!(text.matches("  = rendered from: shop/templates/deployment.yaml\n").count(), 3, "{text}");
+    assert_eq!(text.matches("  = rendered from: ").count(), 4, "{text}");
+
     // Read from stdin there is no chart to name.
     let template = std::fs::read(chart.join("templates/deployment.yaml")).unwrap();
     let out = covenant().args(["check", "-"]).write_stdin(template).output().unwrap();
