@@ -716,11 +716,12 @@ impl Judging<'_> {
         let previous = match self.base.map(|b| b.previous(&value, self.file)) {
             Some(Ok(previous)) => previous,
             Some(Err(names)) => {
+                let what = [place.kind.as_deref(), place.name.as_deref()].into_iter().flatten();
                 let note = format!(
                     "{}: {} was judged as new: {} previous versions share its identity and none is \
                      in the same place ({}), so evolution rules did not run on it",
                     self.file,
-                    place.kind.as_deref().unwrap_or("a document"),
+                    what.collect::<Vec<_>>().join(" "),
                     names.len(),
                     names.join(", ")
                 );

@@ -699,7 +699,7 @@ fn a_document_is_paired_with_the_previous_version_in_its_own_place() {
     );
     assert!(
         text.contains(
-            "note: -: CustomResourceDefinition was judged as new: 2 previous versions share its identity"
+            "note: -: CustomResourceDefinition widgets.example.com was judged as new: 2 previous versions share its identity"
         ),
         "{text}"
     );
