@@ -250,11 +250,7 @@ impl Report {
     fn kustomize_summary(&self) -> String {
         const NAMED: usize = 3;
         let Some(first) = self.kustomize.first() else { return String::new() };
-        let mut named: Vec<String> =
-            self.kustomize.iter().take(NAMED).map(|k| format!("{}, {}", k.file, k.role)).collect();
-        if self.kustomize.len() > NAMED {
-            named.push("…".into());
-        }
+        let named = first_few(self.kustomize.iter().map(|k| format!("{}, {}", k.file, k.role)), NAMED, "; ");
         let builds: std::collections::BTreeSet<&str> =
             self.kustomize.iter().map(|k| k.kustomization.as_str()).collect();
         let build = match builds.len() {
@@ -262,9 +258,8 @@ impl Report {
             n => format!("`kustomize build` of each of the {n} kustomizations"),
         };
         format!(
-            "; {} file(s) kustomize reads, not applied as written ({}): check what {build} writes",
+            "; {} file(s) kustomize reads, not applied as written ({named}): check what {build} writes",
             self.kustomize.len(),
-            named.join("; "),
         )
     }
 
@@ -276,12 +271,22 @@ impl Report {
             return String::new();
         }
         let kinds: std::collections::BTreeSet<String> = self.unjudged.iter().map(Unjudged::what).collect();
-        let mut named: Vec<&str> = kinds.iter().map(String::as_str).take(NAMED).collect();
-        if kinds.len() > NAMED {
-            named.push("…");
-        }
-        format!("; {} of kinds no rule judges ({})", self.unjudged.len(), named.join(", "))
+        format!(
+            "; {} of kinds no rule judges ({})",
+            self.unjudged.len(),
+            first_few(kinds.into_iter(), NAMED, ", ")
+        )
     }
+}
+
+/// The first `n` of `items` joined by `separator`, and `…` after them when there are more.
+fn first_few(items: impl Iterator<Item = String>, n: usize, separator: &str) -> String {
+    let mut items = items.peekable();
+    let mut named: Vec<String> = items.by_ref().take(n).collect();
+    if items.peek().is_some() {
+        named.push("…".into());
+    }
+    named.join(separator)
 }
 
 /// How loud an action is, for "where a document's loudest finding stands".

@@ -41,6 +41,11 @@ fn stdout(cmd: &mut Command, code: i32) -> String {
     String::from_utf8(cmd.assert().code(code).get_output().stdout.clone()).unwrap()
 }
 
+/// What `cmd` wrote to stderr, asserting it exits with `code`.
+fn stderr(cmd: &mut Command, code: i32) -> String {
+    String::from_utf8(cmd.assert().code(code).get_output().stderr.clone()).unwrap()
+}
+
 /// A named pipe at a fresh path, fed `text` by a thread, as a shell's `<(…)` hands one over.
 fn piped(dir: &Path, name: &str, text: Vec<u8>) -> std::path::PathBuf {
     let fifo = dir.join(name);
@@ -69,8 +74,7 @@ fn check_reads_a_pipe_for_the_checked_documents_and_for_the_base() {
     assert!(text.contains("1 document(s) checked: 1 denied (in 1 document)"), "{text}");
     // A pipe whose text is not UTF-8 is said as the file it names, as stdin's is.
     let bad = piped(dir.path(), "bad.yaml", b"kind: \xff\n".to_vec());
-    let out = enforced().arg(&bad).assert().code(2).get_output().stderr.clone();
-    let err = String::from_utf8(out).unwrap();
+    let err = stderr(enforced().arg(&bad), 2);
     assert!(err.contains(&format!("cannot read {}", bad.display())), "{err}");
 }
 
@@ -87,15 +91,12 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     let text = stdout(diff().arg(&fifo).arg(&new), 1);
     assert!(text.contains(refused), "{text}");
     // What is not one document is said as what it is.
-    let stderr = |args: &[&std::ffi::OsStr]| {
-        let out = diff().args(args).assert().code(2).get_output().stderr.clone();
-        String::from_utf8(out).unwrap()
-    };
-    let err = stderr(&[old.as_os_str(), "/dev/null".as_ref()]);
+    let said = |args: &[&std::ffi::OsStr]| stderr(diff().args(args), 2);
+    let err = said(&[old.as_os_str(), "/dev/null".as_ref()]);
     assert!(err.contains("/dev/null: holds no document"), "{err}");
-    let err = stderr(&[old.as_os_str(), dir.path().as_os_str()]);
+    let err = said(&[old.as_os_str(), dir.path().as_os_str()]);
     assert!(err.contains("is a directory; covenant diff compares two documents"), "{err}");
-    let err = stderr(&["-".as_ref(), "-".as_ref()]);
+    let err = said(&["-".as_ref(), "-".as_ref()]);
     assert!(err.contains("not both"), "{err}");
     // A list of one item (`kubectl get crd -l … -o yaml`, or `-o json`) is compared as its
     // item; a list of more is refused, naming how to compare lists.
@@ -110,7 +111,7 @@ fn diff_reads_a_pipe_and_stdin_and_says_what_is_not_one_document() {
     assert!(text.contains(refused), "{text}");
     let mut two = covenant();
     two.arg("diff").arg("-").arg(&new).write_stdin(json_list(vec![object.clone(), object]));
-    let err = String::from_utf8(two.assert().code(2).get_output().stderr.clone()).unwrap();
+    let err = stderr(&mut two, 2);
     assert!(err.contains("-: a List of 2 items") && err.contains("covenant check NEW --base OLD"), "{err}");
 }
 
@@ -177,8 +178,7 @@ fn check_reads_a_list_document_as_its_items() {
     // A base directory that holds no document file is an error, not a base of nothing against
     // which every document would be new and nothing tightened.
     let empty = tempfile::tempdir().unwrap();
-    let out = enforced().arg(&head).arg("--base").arg(empty.path()).assert().code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(enforced().arg(&head).arg("--base").arg(empty.path()), 2);
     assert!(err.contains("--base") && err.contains("holds no *.yaml, *.yml or *.json file"), "{err}");
     // JSON: the pointer is the item's own, and the item is named.
     let out = stdout(enforced().arg(&head).arg("--base").arg(&base).args(["--output", "json"]), 1);
@@ -421,8 +421,7 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
         "apiVersion: v1\nkind: List\nitems:\n- metadata: {name: nameless-kind}\n",
     )
     .unwrap();
-    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(enforced().arg(&head).arg("--context").arg(&listed), 2);
     assert!(err.contains("w.yaml: document 0 (line 1) /items/0: it names no apiVersion"), "{err}");
     // An object that repeats a key is refused there, never read with the first winning.
     std::fs::write(
@@ -430,16 +429,14 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
     )
     .unwrap();
-    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(enforced().arg(&head).arg("--context").arg(&listed), 2);
     assert!(
         err.contains("w.yaml: the key \"name\" is repeated in one mapping (first at line 4)")
             && err.contains("at line 5, column 3"),
         "{err}"
     );
     std::fs::write(listed.join("w.yaml"), "# nothing here yet\n").unwrap();
-    let out = enforced().arg(&head).arg("--context").arg(&listed).assert().code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(enforced().arg(&head).arg("--context").arg(&listed), 2);
     assert!(err.contains("holds no objects; leave --context out"), "{err}");
 
     // A base file that is not YAML stops the check, named with where it stops: read in part,
@@ -448,9 +445,7 @@ fn check_with_a_base_directory_runs_the_evolution_rules() {
     std::fs::create_dir_all(&broken).unwrap();
     let text = std::fs::read_to_string(base.join("widgets.yaml")).unwrap();
     std::fs::write(broken.join("widgets.yaml"), format!("{text}\n---\nkind: [unclosed\n")).unwrap();
-    let out =
-        covenant().arg("check").arg(&head).arg("--base").arg(&broken).assert().code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(covenant().arg("check").arg(&head).arg("--base").arg(&broken), 2);
     assert!(
         err.contains("--base: cannot read the previous version of") && err.contains("widgets.yaml: line"),
         "{err}"
@@ -562,15 +557,7 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
     );
     assert!(text.contains("error[CVN-204]"), "{text}");
     // An unknown ref is an input error.
-    let out = covenant()
-        .current_dir(repo)
-        .args(["check", "crds", "--base", "no-such-ref"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let said = String::from_utf8(out).unwrap();
+    let said = stderr(covenant().current_dir(repo).args(["check", "crds", "--base", "no-such-ref"]), 2);
     assert!(said.contains("not a directory, and not a git ref") && said.contains("git branch -a"), "{said}");
     // In a shallow clone (CI's default checkout) the base was never fetched: said so, with
     // how to fetch it.
@@ -582,15 +569,8 @@ fn check_with_a_base_git_ref_reads_the_same_paths_at_that_ref() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = covenant()
-        .current_dir(&shallow)
-        .args(["check", "crds", "--base", "origin/main-before"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let said = String::from_utf8(out).unwrap();
+    let said =
+        stderr(covenant().current_dir(&shallow).args(["check", "crds", "--base", "origin/main-before"]), 2);
     assert!(said.contains("this clone is shallow") && said.contains("fetch-depth: 0"), "{said}");
 }
 
@@ -643,8 +623,7 @@ fn a_base_git_ref_is_read_as_the_checked_files_are() {
     assert!(text.contains("enum value \"large\" was removed"), "{text}");
     assert!(!text.contains("shop") && !text.contains("overlay/widgets.yaml:"), "{text}");
     assert!(text.contains("; ./overlay/widgets.yaml, a patch)"), "{text}");
-    let out = covenant().current_dir(repo).args(["check", ".", "--base", "HEAD"]).assert().code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(covenant().current_dir(repo).args(["check", ".", "--base", "HEAD"]), 2);
     assert!(
         err.contains("HEAD:charts/shop/templates/cm.yaml: line 4") && err.contains("same --exclude"),
         "{err}"
